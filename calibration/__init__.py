@@ -1,0 +1,1 @@
+"""Colour schemes, camera intrinsics and rig geometry: measured, saved and validated."""

@@ -1,0 +1,1 @@
+"""Everything that touches hardware or disk: cameras, triggers, the station loop, evidence."""

@@ -1,0 +1,1 @@
+"""ONNX models with their training code and model cards."""

@@ -1,0 +1,1 @@
+"""Pure functions from BGR images (+ calibration) to observations, each with a confidence."""
