@@ -19,7 +19,9 @@ from collections.abc import Sequence
 from judgecam import __version__
 
 #: Modules that register subcommands, in the order `judgecam --help` lists them.
-COMMAND_MODULES: tuple[str, ...] = ()
+COMMAND_MODULES: tuple[str, ...] = (
+    "judgecam.puzzle.cli",
+)
 
 
 class UsageError(Exception):

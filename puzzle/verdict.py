@@ -1,0 +1,385 @@
+"""The verdict on an observation: solved, +2, DNF or review (KCA Art. 10, 13; WCA 10e, 10f, 5b5).
+
+Order of the rules:
+1. Damage (Art. 10.2, WCA 5b5): two or more missing facelets, or every facelet of a piece with
+   several coloured faces missing, is DNF. One missing facelet is judged as if it had the right
+   colour: it is filled in like an unseen facelet, from the pieces around it.
+2. Unseen facelets: every legal colouring that agrees with what was seen is judged
+   (`judgecam.puzzle.completion`); if they do not all give the same verdict: review.
+3. A colouring that no turning of the puzzle can reach (a twisted corner, a flipped edge, two
+   pieces swapped, wrong sticker counts): review, naming what is wrong ("not solved: ...").
+4. Moves from solved: the colours give 0, 1 or 2+ (`moves_from_solved`); a pair whose residual is
+   beyond the limit (only possible where the limit is under half a step) adds one move.
+5. Angles: a pair whose residual plus its uncertainty could reach past half a step might snap the
+   other way; both snaps are judged (the cut turned one step further) and only if they differ is
+   the verdict review, naming the pairs that decide it. So a DNF puzzle stays DNF whatever an
+   uncertain angle does. Where the limit is under half a step, a residual that could be on
+   either side of the limit is judged both ways too. A pair missing from the observation was not
+   measured: any angle (both snaps are judged).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from judgecam.puzzle.completion import (
+    canonical,
+    complete,
+    near_solved_completions,
+)
+from judgecam.puzzle.counting import MoveCount, moves_from_solved
+from judgecam.puzzle.geometry import Pair, PuzzleSpec
+from judgecam.puzzle.moves import move_permutation
+from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
+from judgecam.puzzle.reachability import check_reachable
+from judgecam.puzzle.state import State
+
+logger = logging.getLogger(__name__)
+
+SOLVED, PLUS_TWO, DNF, REVIEW = "solved", "+2", "DNF", "review"
+VERDICT_BY_COUNT = {0: SOLVED, 1: PLUS_TWO, 2: DNF}
+
+#: More uncertain pairs than this are not combined exhaustively: review.
+MAX_UNCERTAIN_PAIRS = 6
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """One pair as judged: its residual, the angle from solved and whether it is beyond the limit.
+
+    `angle_from_solved_deg` is step * k + residual for the pair that carries the single move when
+    the puzzle is one move from solved (k its relative rotation in steps), else the residual.
+    """
+
+    label: str
+    axis: str
+    parts: tuple[int, int]
+    residual_deg: float
+    uncertainty_deg: float
+    limit_deg: float
+    angle_from_solved_deg: float
+    beyond_limit: bool
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision on one observation, with the moves from solved and readable reasons."""
+
+    verdict: str
+    moves_from_solved: int | None
+    reasons: tuple[str, ...]
+    pairs: tuple[PairVerdict, ...]
+    #: True when the colours are no legal state of the puzzle (a twisted corner, wrong counts,
+    #: no legal filling of the unseen facelets): the verdict is then review.
+    unreachable: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict."""
+        return {
+            "verdict": self.verdict,
+            "moves_from_solved": self.moves_from_solved,
+            "unreachable": self.unreachable,
+            "reasons": list(self.reasons),
+            "pairs": [
+                {
+                    "label": p.label,
+                    "axis": p.axis,
+                    "parts": list(p.parts),
+                    "residual_deg": p.residual_deg,
+                    "uncertainty_deg": p.uncertainty_deg,
+                    "limit_deg": p.limit_deg,
+                    "angle_from_solved_deg": p.angle_from_solved_deg,
+                    "beyond_limit": p.beyond_limit,
+                }
+                for p in self.pairs
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """A pair with its residual and uncertainty (unmeasured pairs: a whole step, any angle)."""
+
+    pair: Pair
+    residual: float
+    uncertainty: float
+    measured: bool = True
+
+    def describe(self) -> str:
+        if not self.measured:
+            return f"the {self.pair.label} angle was not measured"
+        return f"the {self.pair.label} angle {self.residual:+.1f}±{self.uncertainty:.1f} degrees"
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """The judgement of one complete colouring."""
+
+    verdict: str
+    count: int | None
+    reasons: tuple[str, ...]
+    move_count: MoveCount | None
+    unreachable: bool = False
+
+
+def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
+    """The verdict on `observation` of a puzzle of type `spec` (see the module docstring)."""
+    if observation.puzzle != spec.name:
+        raise ValueError(f"a {observation.puzzle} observation cannot be judged as {spec.name}")
+    measured = _measured_pairs(spec, observation.pairs)
+    labels = observation.facelets
+    reasons: list[str] = []
+
+    damage = _damage(spec, labels)
+    if damage is not None:
+        return Verdict(DNF, None, (damage,), _pair_verdicts(measured, None))
+    missing = [i for i, label in enumerate(labels) if label == MISSING] if MISSING in labels else []
+    if missing:
+        reasons.append(
+            f"one missing facelet ({_facelet_name(spec, missing[0])}) is judged as if it had "
+            "the right colour (Art. 10.2, WCA 5b5)"
+        )
+
+    if UNKNOWN in labels or missing:
+        return _judge_unseen(spec, labels, measured, reasons)
+
+    outcome = _judge_coloring(spec, tuple(labels), measured)
+    return Verdict(
+        outcome.verdict,
+        outcome.count,
+        (*reasons, *outcome.reasons),
+        _pair_verdicts(measured, outcome.move_count),
+        unreachable=outcome.unreachable,
+    )
+
+
+def _judge_unseen(
+    spec: PuzzleSpec, labels: Sequence[str], measured: Sequence[_Measured], reasons: list[str]
+) -> Verdict:
+    """Judge every legal filling of the unseen facelets; one verdict only if they all agree.
+
+    The fillings at most one move from solved are found exhaustively (a table lookup); the
+    piece-matching search then only has to show whether any other legal filling exists.
+    """
+    unseen = [i for i, label in enumerate(labels) if label == UNKNOWN]
+    hidden = f"{len(unseen)} facelet(s) not seen" if unseen else "the missing facelet"
+    near = near_solved_completions(spec.name, labels)
+    near_keys = {canonical(c) for c in near}
+    found = complete(spec.name, labels, max_colorings=len(near) + 1)
+    extras = [c for c in found.colorings if canonical(c) not in near_keys]
+    candidates = [*near, *extras]
+    no_pairs = _pair_verdicts(measured, None)
+    if not candidates:
+        if found.out_of_nodes:
+            return Verdict(REVIEW, None, (*reasons, f"{hidden}: too little seen to tell"), no_pairs)
+        detail = found.failures[:3] or ("the visible colours fit no legal puzzle",)
+        return Verdict(
+            REVIEW,
+            None,
+            (*reasons, "no legal puzzle shows the visible colours:", *detail),
+            no_pairs,
+            unreachable=True,
+        )
+    outcomes = [_judge_coloring(spec, coloring, measured) for coloring in candidates]
+    verdicts = sorted({o.verdict for o in outcomes})
+    counts = {o.count for o in outcomes}
+    count = counts.pop() if len(counts) == 1 else None
+    if len(verdicts) > 1:
+        return Verdict(
+            REVIEW,
+            count,
+            (*reasons, f"{hidden}: they could change the result ({' or '.join(verdicts)})"),
+            no_pairs,
+        )
+    if found.out_of_nodes and not extras:
+        return Verdict(
+            REVIEW,
+            None,
+            (*reasons, f"{hidden}: too many legal puzzles fit what was seen"),
+            no_pairs,
+        )
+    first = outcomes[0]
+    if len(candidates) == 1:
+        implied = f"{hidden}: the visible pieces imply {'them' if unseen else 'its colour'}"
+    else:
+        implied = f"{hidden}: every legal filling gives the same verdict"
+    move_count = first.move_count if len(candidates) == 1 else None
+    return Verdict(
+        first.verdict,
+        count,
+        (*reasons, implied, *dict.fromkeys(r for o in outcomes for r in o.reasons)),
+        _pair_verdicts(measured, move_count),
+    )
+
+
+def _judge_coloring(
+    spec: PuzzleSpec, colors: tuple[str, ...], measured: Sequence[_Measured]
+) -> _Outcome:
+    """Verdict for one complete colouring, with the pair angles and their uncertainties."""
+    state = State(spec.name, colors)
+    unreachable = check_reachable(state)
+    if unreachable:
+        return _Outcome(REVIEW, None, tuple(unreachable), None, unreachable=True)
+    base = moves_from_solved(state)
+
+    options = [_snap_options(m) for m in measured]
+    uncertain = [i for i, opts in enumerate(options) if len(opts) > 1]
+    certain_extra = sum(opts[0][1] for opts in options if len(opts) == 1)
+    nominal_count = min(2, base.count + sum(_beyond(m) for m in measured))
+    nominal = VERDICT_BY_COUNT[nominal_count]
+    if not uncertain:
+        return _Outcome(nominal, nominal_count, (), base)
+    if len(uncertain) > MAX_UNCERTAIN_PAIRS:
+        labels = ", ".join(measured[i].pair.label for i in uncertain)
+        return _Outcome(REVIEW, None, (f"too many uncertain angles ({labels})",), base)
+    nominal_choice = tuple((0, bool(_beyond(measured[i]))) for i in uncertain)
+    verdict_of: dict[tuple[tuple[int, bool], ...], str] = {}
+    for choice in itertools.product(*(options[i] for i in uncertain)):
+        turned = colors
+        extra = certain_extra
+        for index, (steps, beyond) in zip(uncertain, choice, strict=True):
+            if steps:
+                turned = _turn_cut(spec, turned, measured[index].pair, steps)
+            extra += beyond
+        count = (
+            base.count if turned is colors else moves_from_solved(State(spec.name, turned)).count
+        )
+        verdict_of[choice] = VERDICT_BY_COUNT[min(2, count + extra)]
+    verdicts = {nominal, *verdict_of.values()}
+    if len(verdicts) == 1:
+        return _Outcome(nominal, nominal_count, (), base)
+    # Name the pairs that change the verdict on their own; if only combinations do, name all.
+    deciding = [
+        index
+        for position, index in enumerate(uncertain)
+        if _changes_alone(position, nominal_choice, verdict_of, nominal)
+    ] or uncertain
+    reasons = tuple(
+        f"{measured[i].describe()}: it could be on either side of the "
+        f"{measured[i].pair.limit_deg:g} degree limit"
+        for i in deciding
+    )
+    return _Outcome(
+        REVIEW,
+        None,
+        (*reasons, f"the angles could change the result ({' or '.join(sorted(verdicts))})"),
+        base,
+    )
+
+
+def _changes_alone(
+    position: int,
+    nominal_choice: tuple[tuple[int, bool], ...],
+    verdict_of: dict[tuple[tuple[int, bool], ...], str],
+    nominal: str,
+) -> bool:
+    """True if changing only the uncertain pair at `position` can change the verdict."""
+    for choice, verdict in verdict_of.items():
+        others_nominal = all(
+            option == usual
+            for k, (option, usual) in enumerate(zip(choice, nominal_choice, strict=True))
+            if k != position
+        )
+        if others_nominal and verdict != nominal:
+            return True
+    return False
+
+
+def _snap_options(m: _Measured) -> tuple[tuple[int, bool], ...]:
+    """What the true angle may be: (steps beyond the snapped position, beyond the limit?).
+
+    The true angle lies in residual ± uncertainty; the part of that interval that snaps `steps`
+    further has its own residual range, and each range may be within or beyond the limit.
+    """
+    step, limit = m.pair.step_deg, m.pair.limit_deg
+    half = step / 2
+    options: list[tuple[int, bool]] = []
+    for steps in (0, 1, -1):
+        low = max(m.residual - m.uncertainty, steps * step - half) - steps * step
+        high = min(m.residual + m.uncertainty, steps * step + half) - steps * step
+        if low > high or (steps and low == high and abs(low) == half):
+            continue
+        if low <= limit and high >= -limit:
+            options.append((steps, False))
+        if low < -limit or high > limit:
+            options.append((steps, True))
+    return tuple(options)
+
+
+def _beyond(m: _Measured) -> int:
+    """1 if the measured residual is beyond the limit (possible where limit < step / 2)."""
+    return int(abs(m.residual) > m.pair.limit_deg)
+
+
+def _turn_cut(spec: PuzzleSpec, colors: tuple[str, ...], pair: Pair, steps: int) -> tuple[str, ...]:
+    """The colours with the parts above the pair's cut turned `steps` further (right-handed)."""
+    count = len(spec.axis(pair.axis).part_names)
+    perm = move_permutation(spec.name, pair.axis, tuple(range(pair.parts[1], count)), steps)
+    return tuple(colors[i] for i in perm)
+
+
+def _measured_pairs(spec: PuzzleSpec, observed: Sequence[PairObservation]) -> tuple[_Measured, ...]:
+    by_key = {(p.axis, tuple(p.parts)): p for p in observed}
+    result = []
+    for pair in spec.pairs():
+        seen = by_key.get((pair.axis, pair.parts))
+        if seen is None:
+            result.append(_Measured(pair, 0.0, pair.step_deg, measured=False))
+        else:
+            result.append(_Measured(pair, seen.angle_deg, seen.uncertainty_deg))
+    return tuple(result)
+
+
+def _pair_verdicts(
+    measured: Sequence[_Measured], move_count: MoveCount | None
+) -> tuple[PairVerdict, ...]:
+    verdicts = []
+    for m in measured:
+        angle = m.residual
+        if move_count is not None and move_count.count == 1 and move_count.pair == m.pair:
+            angle = move_count.steps * m.pair.step_deg + m.residual
+        verdicts.append(
+            PairVerdict(
+                label=m.pair.label,
+                axis=m.pair.axis,
+                parts=m.pair.parts,
+                residual_deg=m.residual,
+                uncertainty_deg=m.uncertainty,
+                limit_deg=m.pair.limit_deg,
+                angle_from_solved_deg=angle,
+                beyond_limit=abs(angle) > m.pair.limit_deg,
+            )
+        )
+    return tuple(verdicts)
+
+
+def _damage(spec: PuzzleSpec, labels: Sequence[str]) -> str | None:
+    """The DNF reason for damage (Art. 10.2, WCA 5b5), or None."""
+    if MISSING not in labels:
+        return None
+    missing = {i for i, label in enumerate(labels) if label == MISSING}
+    for piece in spec.pieces:
+        if len(piece.facelets) > 1 and set(piece.facelets) <= missing:
+            names = "/".join(spec.facelets[i].face for i in piece.facelets)
+            return (
+                f"DNF: a whole {piece.kind} ({names}) is missing: a part with more than one "
+                "coloured face (Art. 10.2, WCA 5b5)"
+            )
+    if len(missing) >= 2:
+        names = ", ".join(_facelet_name(spec, i) for i in sorted(missing))
+        return (
+            f"DNF: {len(missing)} facelets missing ({names}); only one missing part of one "
+            "coloured face is allowed (Art. 10.2, WCA 5b5)"
+        )
+    return None
+
+
+def _facelet_name(spec: PuzzleSpec, index: int) -> str:
+    """Readable facelet name: face and position on it, e.g. "U5" (1-based, reading order)."""
+    facelet = spec.facelets[index]
+    first = next(f.index for f in spec.facelets if f.face == facelet.face)
+    return f"{facelet.face}{index - first + 1}"
