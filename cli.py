@@ -21,6 +21,8 @@ from judgecam import __version__
 #: Modules that register subcommands, in the order `judgecam --help` lists them.
 COMMAND_MODULES: tuple[str, ...] = (
     "judgecam.puzzle.cli",
+    "judgecam.calibration.cli",
+    "judgecam.vision.colors_cli",
 )
 
 

@@ -1,0 +1,123 @@
+"""Piece constraints for colours: the piece model, piece matching and legal corrections."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judgecam.puzzle.moves import all_single_moves
+from judgecam.puzzle.registry import get_puzzle
+from judgecam.vision.color_legal import legal_labelling
+from judgecam.vision.color_pieces import assign_pieces, best_arrangement, piece_model
+
+
+@pytest.mark.parametrize(
+    ("puzzle", "rotations", "arrangements", "kinds"),
+    [
+        ("222", 24, 30, {"corner": (8, 3)}),
+        ("333", 24, 30, {"corner": (8, 3), "edge": (12, 2)}),
+        ("pyram", 12, 2, {"center": (4, 3), "edge": (6, 2), "tip": (4, 3)}),
+    ],
+)
+def test_piece_model_counts(
+    puzzle: str, rotations: int, arrangements: int, kinds: dict[str, tuple[int, int]]
+) -> None:
+    model = piece_model(puzzle)
+    # Rotation groups: 24 for a cube, 12 for a tetrahedron; arrangements of n colours on the
+    # faces up to rotation: 6!/24 = 30 and 4!/12 = 2 (the two mirror images).
+    assert len(model.rotations) == rotations
+    assert len(model.arrangements) == arrangements
+    assert {kind.kind: kind.slots.shape for kind in model.kinds} == kinds
+    assert model.is_rotation(np.arange(len(model.faces)))
+
+
+def test_a_mirror_is_not_a_rotation() -> None:
+    model = piece_model("333")
+    faces = model.faces
+    swap_left_right = np.array([faces.index({"R": "L", "L": "R"}.get(f, f)) for f in faces])
+    assert not model.is_rotation(swap_left_right)
+    swap_and_flip = np.array(
+        [faces.index({"R": "L", "L": "R", "U": "D", "D": "U"}.get(f, f)) for f in faces]
+    )
+    assert model.is_rotation(swap_and_flip)  # z2
+
+
+@pytest.mark.parametrize("puzzle", ["222", "333", "pyram"])
+def test_moves_keep_every_piece_a_cyclic_turn_of_a_solved_piece(puzzle: str) -> None:
+    """The cyclic order from facelet normals is what turning preserves: after any moves every
+    slot shows some solved piece's faces turned, never mirrored."""
+    model = piece_model(puzzle)
+    spec = get_puzzle(puzzle)
+    moves = all_single_moves(puzzle)
+    rng = np.random.default_rng(0)
+    face_index = {name: i for i, name in enumerate(model.faces)}
+    solved = spec.solved_state({face: face for face in model.faces})
+    state = solved.apply([moves[int(i)] for i in rng.integers(len(moves), size=40)])
+    faces = np.array([face_index[c] for c in state.colors])
+    for kind in model.kinds:
+        turns = {
+            tuple(np.roll(identity, -shift)) for identity in kind.identities for shift in range(3)
+        }
+        for slot in kind.slots:
+            assert tuple(faces[slot]) in turns
+
+
+def _costs_for(labels: np.ndarray, clusters: int, noise: float = 0.0) -> np.ndarray:
+    costs = np.full((len(labels), clusters), 25.0)
+    costs[np.arange(len(labels)), labels] = noise
+    return costs
+
+
+def test_pieces_recover_a_scramble_from_clean_costs() -> None:
+    model = piece_model("333")
+    state = get_puzzle("333").solved_state({f: f for f in model.faces}).apply("R U F' L2 D B'")
+    labels = np.array([model.faces.index(c) for c in state.colors])
+    costs = _costs_for(labels, 6)
+    arrangement = best_arrangement(model, costs, model.arrangements)
+    result = assign_pieces(model, costs, arrangement)
+    covered = result.cluster >= 0
+    np.testing.assert_array_equal(result.cluster[covered], labels[covered])
+    # Clean costs: every facelet's colour is worth at least one whole wrong facelet (25).
+    assert np.nanmin(result.margin) >= 25.0
+
+
+def test_piece_constraints_overrule_a_facelet_that_looks_like_a_missing_colour() -> None:
+    """Facelet 0 alone looks more like cluster 5 than its own; its corner cannot show that."""
+    model = piece_model("333")
+    state = get_puzzle("333").solved_state({f: f for f in model.faces})
+    labels = np.array([model.faces.index(c) for c in state.colors])
+    costs = _costs_for(labels, 6)
+    costs[0] = 25.0
+    costs[0, 5] = 20.0  # nearer to B than to its own U, by a little
+    costs[0, labels[0]] = 21.0
+    result = assign_pieces(model, costs, np.arange(6))
+    assert result.cluster[0] == labels[0]
+    assert result.margin[0] > 40.0  # the corner would have to become another piece
+
+
+def test_illegal_best_labelling_is_corrected_with_the_cheapest_swap() -> None:
+    model = piece_model("333")
+    spec = get_puzzle("333")
+    state = spec.solved_state({f: f for f in model.faces}).apply("R U R' U'")
+    labels = np.array([model.faces.index(c) for c in state.colors])
+    # Make the data prefer a single swap of two edges' stickers (an impossible cube), slightly.
+    edge = next(kind for kind in model.kinds if kind.kind == "edge")
+    first = edge.slots[0]
+    second = next(s for s in edge.slots if not set(labels[s]) & set(labels[first]))
+    costs = _costs_for(labels, 6, noise=0.0)
+    swapped = labels.copy()
+    swapped[first], swapped[second] = labels[second], labels[first]
+    costs[first, swapped[first]] = -1.0
+    costs[second, swapped[second]] = -1.0
+    from judgecam.puzzle.reachability import check_reachable
+    from judgecam.puzzle.state import State
+
+    def is_legal(clusters: np.ndarray) -> bool:
+        return not check_reachable(State("333", tuple(f"c{k}" for k in clusters)))
+
+    assert not is_legal(swapped)
+    result = legal_labelling(model, costs, np.arange(6), is_legal)
+    assert result.legal
+    np.testing.assert_array_equal(result.cluster, labels)
+    assert result.cost_increase == pytest.approx(4.0)  # four facelets back from -1 to 0
+    assert set(result.changed.tolist()) == set(first.tolist()) | set(second.tolist())

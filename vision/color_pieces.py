@@ -1,0 +1,215 @@
+"""Piece constraints on facelet colours: every piece of the puzzle appears exactly once.
+
+A scrambled puzzle is still a permutation of its solved pieces: a corner shows three colours of
+mutually adjacent faces in one cyclic order (never the same colour twice, never two opposite
+colours), each corner exists once. Labelling facelets piece by piece is therefore another
+assignment problem: slots x pieces, the cost of a piece in a slot being the best of its allowed
+orientations (cyclic shifts, since a puzzle is never mirrored). Costs are squared colour
+distances in noise units, so totals are log-likelihoods and their differences are margins.
+
+Everything here is derived from the puzzle's geometry (`judgecam.puzzle`): facelet normals give
+each piece's cyclic order, face normals give the rotations. Nothing is specific to one puzzle.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.optimize import linear_sum_assignment
+
+from judgecam.puzzle.registry import get_puzzle
+
+logger = logging.getLogger(__name__)
+
+#: Cost standing for "not allowed" inside an assignment (finite so the solver always succeeds).
+FORBIDDEN = 1e9
+
+
+@dataclass(frozen=True)
+class PieceKind:
+    """Slots of one kind of piece: `slots[s]` facelet indices in cyclic order (outside view),
+    `identities[q]` the faces of solved piece q in the same order (pieces are their slots)."""
+
+    kind: str
+    slots: NDArray[np.intp]
+    identities: NDArray[np.intp]
+
+
+@dataclass(frozen=True)
+class PieceModel:
+    """What the colour classifier needs to know about a puzzle's pieces."""
+
+    puzzle: str
+    faces: tuple[str, ...]
+    face_of_facelet: NDArray[np.intp]
+    centres: dict[int, int]
+    kinds: tuple[PieceKind, ...]
+    rotations: NDArray[np.intp]
+    arrangements: NDArray[np.intp]
+
+    @property
+    def capacities(self) -> tuple[int, ...]:
+        """Facelets per face (one face's worth of each colour)."""
+        counts = np.bincount(self.face_of_facelet, minlength=len(self.faces))
+        return tuple(int(c) for c in counts)
+
+    def is_rotation(self, face_permutation: NDArray[np.intp]) -> bool:
+        """True if mapping face f to `face_permutation[f]` is a rotation of the puzzle."""
+        return bool(np.any(np.all(self.rotations == face_permutation, axis=1)))
+
+
+@cache
+def piece_model(puzzle_name: str) -> PieceModel:
+    """The (cached) piece model of a puzzle known to `judgecam.puzzle.get_puzzle`."""
+    spec = get_puzzle(puzzle_name)
+    faces = tuple(face.name for face in spec.faces)
+    face_index = {name: i for i, name in enumerate(faces)}
+    face_of_facelet = np.array([face_index[f.face] for f in spec.facelets], dtype=np.intp)
+    centres: dict[int, int] = {}
+    groups: dict[tuple[str, int], list[tuple[int, ...]]] = {}
+    for piece in spec.pieces:
+        if len(piece.facelets) == 1:
+            if piece.kind == "center":
+                centres[piece.facelets[0]] = int(face_of_facelet[piece.facelets[0]])
+            continue
+        ordered = _cyclic_order(piece.facelets, [spec.facelets[i].normal for i in piece.facelets])
+        groups.setdefault((piece.kind, len(ordered)), []).append(ordered)
+    kinds = tuple(
+        PieceKind(kind, np.array(slots, dtype=np.intp), face_of_facelet[np.array(slots)])
+        for (kind, _), slots in sorted(groups.items())
+    )
+    normals = np.array([face.normal for face in spec.faces], dtype=np.float64)
+    rotations = _face_rotations(normals)
+    return PieceModel(
+        puzzle=spec.name,
+        faces=faces,
+        face_of_facelet=face_of_facelet,
+        centres=centres,
+        kinds=kinds,
+        rotations=rotations,
+        arrangements=_arrangements_up_to_rotation(rotations),
+    )
+
+
+def _cyclic_order(
+    facelets: tuple[int, ...], normals: list[tuple[float, float, float]]
+) -> tuple[int, ...]:
+    """Facelets of a piece ordered so that three of them turn counter-clockwise outside."""
+    if len(facelets) != 3:
+        return tuple(facelets)
+    det = float(np.linalg.det(np.array(normals, dtype=np.float64)))
+    return tuple(facelets) if det > 0 else (facelets[0], facelets[2], facelets[1])
+
+
+def _face_rotations(normals: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Every face permutation p (face f goes to p[f]) that a proper rotation produces."""
+    found = []
+    for permutation in itertools.permutations(range(len(normals))):
+        target = normals[list(permutation)]
+        u, _, vt = np.linalg.svd(target.T @ normals)
+        rotation = u @ vt
+        if np.linalg.det(rotation) > 0 and np.allclose(normals @ rotation.T, target, atol=1e-6):
+            found.append(permutation)
+    return np.array(found, dtype=np.intp)
+
+
+def _arrangements_up_to_rotation(rotations: NDArray[np.intp]) -> NDArray[np.intp]:
+    """One face -> cluster arrangement per class of arrangements equal up to a rotation."""
+    count = rotations.shape[1]
+    seen: set[tuple[int, ...]] = set()
+    classes = []
+    for arrangement in itertools.permutations(range(count)):
+        values = np.array(arrangement)
+        orbit = {tuple(int(v) for v in values[rotation]) for rotation in rotations}
+        if not orbit & seen:
+            classes.append(arrangement)
+        seen |= orbit
+    return np.array(classes, dtype=np.intp)
+
+
+@dataclass(frozen=True)
+class PieceAssignment:
+    """Best labelling of the facelets by whole pieces for one face -> cluster arrangement.
+
+    `cluster[i]` is the cluster shown by facelet i (-1 where no multi-facelet piece covers it),
+    `margin[i]` how much the total cost rises if facelet i must show another cluster.
+    """
+
+    arrangement: NDArray[np.intp]
+    cluster: NDArray[np.intp]
+    cost: float
+    margin: NDArray[np.float64]
+
+
+def orientation_costs(kind: PieceKind, face_costs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """cost[..., s, q, r]: piece q in slot s turned by r, for (..., N, F) facelet-face costs."""
+    size = kind.slots.shape[1]
+    shifts = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size  # [r, t]
+    rotated = kind.identities[:, shifts]  # [q, r, t] face shown at position t
+    slot_costs = face_costs[..., kind.slots, :]  # [..., s, t, F]
+    positions = np.arange(size)
+    gathered = slot_costs[..., positions, rotated]  # [..., s, q, r, t]
+    return gathered.sum(axis=-1)
+
+
+def _solve(costs: NDArray[np.float64]) -> tuple[NDArray[np.intp], float]:
+    rows, cols = linear_sum_assignment(costs)
+    return cols.astype(np.intp), float(costs[rows, cols].sum())
+
+
+def best_arrangement(
+    model: PieceModel, facelet_costs: NDArray[np.float64], candidates: NDArray[np.intp]
+) -> NDArray[np.intp]:
+    """The arrangement (face -> cluster) among `candidates` whose best piece labelling costs
+    least, for (N, K) facelet-cluster costs."""
+    face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
+    totals = np.zeros(len(candidates))
+    for kind in model.kinds:
+        per_piece = orientation_costs(kind, face_costs).min(axis=-1)  # [p, s, q]
+        totals += [_solve(matrix)[1] for matrix in per_piece]
+    return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
+
+
+def assign_pieces(
+    model: PieceModel,
+    facelet_costs: NDArray[np.float64],
+    arrangement: NDArray[np.intp],
+    with_margins: bool = True,
+) -> PieceAssignment:
+    """Label facelets by whole pieces, with a margin per facelet (NaN if not `with_margins`).
+
+    The margin of facelet i is the optimal total with every (piece, orientation) that would
+    show i's chosen colour forbidden in i's slot, minus the optimal total: the evidence, from
+    the facelet and from everything the piece constraints tie it to, for its colour.
+    """
+    face_costs = facelet_costs[:, arrangement]
+    count = facelet_costs.shape[0]
+    cluster = np.full(count, -1, dtype=np.intp)
+    margin = np.full(count, np.nan)
+    total = 0.0
+    for kind in model.kinds:
+        costs = orientation_costs(kind, face_costs)  # [s, q, r]
+        best_turn = costs.argmin(axis=-1)
+        matrix = costs.min(axis=-1)
+        chosen, kind_total = _solve(matrix)
+        total += kind_total
+        size = kind.slots.shape[1]
+        shifts = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size
+        shown = kind.identities[:, shifts]  # [q, r, t] face shown at position t
+        for slot, piece in enumerate(chosen):
+            faces_shown = shown[piece, best_turn[slot, piece]]
+            cluster[kind.slots[slot]] = arrangement[faces_shown]
+            if not with_margins:
+                continue
+            for position, facelet in enumerate(kind.slots[slot]):
+                same = shown[:, :, position] == faces_shown[position]  # [q, r]
+                allowed = np.where(same, FORBIDDEN, costs[slot]).min(axis=-1)
+                alternative = matrix.copy()
+                alternative[slot] = allowed
+                margin[facelet] = _solve(alternative)[1] - kind_total
+    return PieceAssignment(arrangement, cluster, total, margin)

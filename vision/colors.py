@@ -1,0 +1,548 @@
+"""Stage 4 of `judgecam check`: the colour of every facelet, with a confidence.
+
+Colours are resolved from the puzzle itself, in steps that each use a fact about puzzles rather
+than a threshold tuned to one camera:
+
+1. Balanced clustering (`color_cluster`): as many clusters as faces, each holding at most one
+   face's worth of facelets, seeded by the centres where the puzzle has them (a centre defines
+   its face's colour), otherwise from several starts (farthest-point, the scheme, seeded random
+   facelets); the start with the lowest final error wins.
+2. Piece constraints (`color_pieces`): the labelling is refined piece by piece, every piece of
+   the solved puzzle used once in one of its rotations, alternating with the cluster means; the
+   arrangement of colours on faces is read from the centres or, without centres, inferred.
+3. Legality (`color_legal`): if the result is no puzzle that turning can reach (two pieces
+   swapped, a twisted corner), the cheapest single correction that is legal is taken.
+4. Naming (`color_naming`): clusters get the names of the scheme (built in, or calibrated),
+   one name each, with the light estimated from the puzzle (von Kries gains) and only
+   rotations of the scheme's arrangement allowed.
+5. Confidence: the margin between the best labelling and the best one giving the facelet
+   another colour (by piece, by a swap of centres, or by a rival local optimum), in squared
+   noise units (CIEDE2000 over the pooled spread of the clusters).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+from scipy.optimize import linear_sum_assignment
+
+from judgecam.vision.color_cluster import (
+    MAX_ROUNDS,
+    Clustering,
+    balanced_kmeans,
+    farthest_point_seeds,
+    squared_distances,
+)
+from judgecam.vision.color_legal import legal_labelling
+from judgecam.vision.color_model import (
+    ColorClassification,
+    ColorCluster,
+    FaceletSample,
+    as_samples,
+)
+from judgecam.vision.color_naming import name_clusters, rotation_namings
+from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
+from judgecam.vision.colorspace import ciede2000
+
+if TYPE_CHECKING:
+    from judgecam.calibration.scheme import ColorScheme
+    from judgecam.puzzle.geometry import PuzzleSpec
+
+logger = logging.getLogger(__name__)
+
+#: Smallest colour noise (CIEDE2000) assumed between facelets of one colour: sensor noise and
+#: sticker texture alone give about this much, and a perfect synthetic cluster must not make
+#: every margin infinite.
+MIN_NOISE_DELTA_E = 2.0
+#: Facelets below this confidence are listed in the reasons.
+LOW_CONFIDENCE = 0.5
+#: Clusters closer than this (CIEDE2000) are reported: regulation 8.2 wants colours "clearly
+#: distinguishable", and below about 10 a change of light can swap them.
+CLOSE_CLUSTERS_DELTA_E = 10.0
+#: Most rounds of re-estimating cluster colours from the piece labelling.
+PIECE_ROUNDS = 8
+#: Random restarts of the clustering when some colours have no centre to seed them.
+RESTARTS = 4
+RESTART_SEED = 2024
+#: A facelet whose own colour is this much (squared noise units: a likelihood ratio of e^2)
+#: nearer another cluster than its label is reported, even when its piece settles it.
+OVERRULED_MARGIN = 4.0
+#: A cluster further than this many calibrated spreads from its scheme colour is reported.
+SCHEME_MISMATCH_SPREADS = 4.0
+#: How many low-confidence facelets the reasons list by name.
+LISTED_FACELETS = 6
+
+
+def classify_colors(
+    samples: Sequence[FaceletSample | None] | ArrayLike,
+    puzzle: str | PuzzleSpec,
+    scheme: ColorScheme | None = None,
+) -> ColorClassification:
+    """Colour name and confidence of every facelet of `puzzle`.
+
+    Parameters
+    ----------
+    samples : sequence of FaceletSample or None, or array of shape (N, 3)
+        One per facelet in the puzzle's facelet order (`judgecam.puzzle`); None (or a NaN BGR
+        row) for a facelet no camera saw.
+    puzzle : a puzzle name ("222", "333", "pyram") or its PuzzleSpec.
+    scheme : a calibrated ColorScheme; the puzzle's built-in scheme when None. It only names
+        the colours; which facelets share a colour comes from the puzzle itself.
+    """
+    from judgecam.calibration.scheme import builtin_scheme
+
+    name = puzzle if isinstance(puzzle, str) else puzzle.name
+    model = piece_model(name)
+    reference = scheme if scheme is not None else builtin_scheme(model.puzzle)
+    facelets = as_samples(samples)
+    if len(facelets) != len(model.face_of_facelet):
+        raise ValueError(
+            f"a {model.puzzle} has {len(model.face_of_facelet)} facelets, got {len(facelets)}"
+        )
+    seen = np.array([i for i, s in enumerate(facelets) if s is not None], dtype=np.intp)
+    if len(seen) == 0:
+        return _nothing_seen(model, len(facelets))
+    labs = np.array([facelets[i].lab for i in seen], dtype=np.float64)  # type: ignore[union-attr]
+    spreads = np.array([facelets[i].spread for i in seen], dtype=np.float64)  # type: ignore[union-attr]
+    row_of = {int(index): row for row, index in enumerate(seen)}
+    pinned = {row_of[f]: face for f, face in model.centres.items() if f in row_of}
+
+    candidates = sorted(
+        (
+            _resolve(model, labs, spreads, seen, len(facelets), pinned, clustering)
+            for clustering in _clusterings(model, labs, pinned, reference.centres())
+        ),
+        key=lambda result: result.sse,
+    )
+    resolved = candidates[0]
+    members, means, costs, arrangement = (
+        resolved.members,
+        resolved.means,
+        resolved.costs,
+        resolved.arrangement,
+    )
+    margins = _facelet_margins(costs, members, seen, len(facelets))
+    legal_note = None
+    if arrangement is not None:
+        members, legal_note = _piece_labels(model, costs, arrangement, members, margins, seen)
+    _centre_margins(margins, costs, members, seen, pinned)
+    _rival_margins(margins, candidates, seen, len(means))
+
+    counts = np.bincount(members, minlength=len(means))
+    allowed = (
+        rotation_namings(model, arrangement, [c.face for c in reference.colors])
+        if arrangement is not None
+        else None
+    )
+    naming = name_clusters(means, counts, reference.centres(), allowed)
+    names = [reference.colors[c].name for c in naming.colors]
+    face_of_cluster = _cluster_faces(model, arrangement, pinned)
+
+    labels: list[str | None] = [None] * len(facelets)
+    confidences = [0.0] * len(facelets)
+    for row, index in enumerate(seen):
+        labels[index] = names[members[row]]
+        confidences[index] = float(np.tanh(max(float(margins[index]), 0.0) / 4.0))
+    clusters = tuple(
+        ColorCluster(
+            name=names[k],
+            face=face_of_cluster[k],
+            scheme_face=reference.colors[naming.colors[k]].face,
+            lab=(float(means[k, 0]), float(means[k, 1]), float(means[k, 2])),
+            spread=_rms_spread(labs[members == k], means[k]),
+            count=int(counts[k]),
+            delta_e_to_scheme=naming.delta_e[k],
+        )
+        for k in range(len(means))
+    )
+    reasons = _reasons(model, labels, confidences, costs, members, seen, clusters, naming.doubt)
+    if legal_note:
+        reasons.insert(1 if len(seen) < len(facelets) else 0, legal_note)
+    if scheme is not None:
+        reasons.extend(_scheme_mismatches(scheme, clusters, naming.colors))
+    return ColorClassification(
+        puzzle=model.puzzle,
+        labels=tuple(labels),
+        confidences=tuple(confidences),
+        clusters=clusters,
+        reasons=tuple(reasons),
+        gains=naming.gains,
+    )
+
+
+def _piece_labels(
+    model: PieceModel,
+    costs: NDArray[np.float64],
+    arrangement: NDArray[np.intp],
+    members: NDArray[np.intp],
+    margins: NDArray[np.float64],
+    seen: NDArray[np.intp],
+) -> tuple[NDArray[np.intp], str | None]:
+    """Piece margins into `margins` (in place), and the labels made legal if they were not.
+
+    Returns the cluster per seen facelet and a reason when the legal correction changed it.
+    """
+    piece_margins = assign_pieces(model, costs, arrangement).margin
+    covered = ~np.isnan(piece_margins)
+    margins[covered] = piece_margins[covered]
+    legal = legal_labelling(model, costs, arrangement, _legality_check(model.puzzle))
+    if not legal.legal:
+        return members, "no legal puzzle found near the colours read"
+    # Corrections that only relabel unseen facelets change nothing that was read.
+    changed = np.intersect1d(legal.changed, seen)
+    if not len(changed):
+        return members, None
+    runner_up = legal.runner_up_increase
+    # The alternative to a forced correction is the next legal one (none found: no margin).
+    margins[changed] = 0.0 if runner_up is None else runner_up - legal.cost_increase
+    named = ", ".join(facelet_name(model, int(i)) for i in changed[:LISTED_FACELETS])
+    note = (
+        "the closest colouring was not a legal puzzle; the cheapest legal one relabels "
+        f"{named} (cost +{legal.cost_increase:.1f})"
+    )
+    return legal.cluster[seen], note
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """One candidate resolution: clusters per seen facelet, their means, the facelet costs,
+    the face -> cluster arrangement (None without pieces), the sum of squared CIEDE2000 of
+    every seen facelet to its cluster (how candidates compete) and the pooled noise variance
+    the costs are scaled by."""
+
+    members: NDArray[np.intp]
+    means: NDArray[np.float64]
+    costs: NDArray[np.float64]
+    arrangement: NDArray[np.intp] | None
+    sse: float
+    noise: float
+
+
+def _resolve(
+    model: PieceModel,
+    labs: NDArray[np.float64],
+    spreads: NDArray[np.float64],
+    seen: NDArray[np.intp],
+    count: int,
+    pinned: dict[int, int],
+    clustering: Clustering,
+) -> _Resolved:
+    """Refine one clustering with the piece constraints (alternating labels and means)."""
+    members, means = clustering.members, clustering.means
+    costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen)
+    if not model.kinds:
+        return _Resolved(members, means, costs, None, sse, noise)
+    arrangement = best_arrangement(model, costs, _candidate_arrangements(model, pinned))
+    for _ in range(PIECE_ROUNDS):
+        pieces = assign_pieces(model, costs, arrangement, with_margins=False)
+        refined = members.copy()
+        in_pieces = pieces.cluster[seen] >= 0
+        refined[in_pieces] = pieces.cluster[seen][in_pieces]
+        changed = not np.array_equal(refined, members)
+        members = refined
+        means = _means(labs, members, means)
+        costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen)
+        if not changed:
+            break
+    return _Resolved(members, means, costs, arrangement, sse, noise)
+
+
+def _clusterings(
+    model: PieceModel,
+    labs: NDArray[np.float64],
+    pinned: dict[int, int],
+    scheme_lab: NDArray[np.float64],
+) -> list[Clustering]:
+    """Balanced k-means from a few seedings; clusters are indexed like faces."""
+    faces = len(model.faces)
+    free = [face for face in range(faces) if face not in pinned.values()]
+    fixed = np.zeros((faces, 3))
+    for row, face in pinned.items():
+        fixed[face] = labs[row]
+    pinned_faces = list(pinned.values())
+    seedings = [_with_free(fixed, free, farthest_point_seeds(labs, fixed[pinned_faces], len(free)))]
+    if free:
+        # Local optima: k-means and the piece refinement only improve the start they get, so
+        # start from several places (farthest-point from different first colours, the scheme,
+        # seeded random facelets) and let the lowest error win.
+        starts = [int(np.argmin(ciede2000(labs, seed))) for seed in seedings[0][free]]
+        for start in starts[1:]:
+            seeds = farthest_point_seeds(labs, fixed[pinned_faces], len(free), start)
+            seedings.append(_with_free(fixed, free, seeds))
+        if not pinned and len(scheme_lab) == faces:
+            seedings.append(np.asarray(scheme_lab, dtype=np.float64))
+        rng = np.random.default_rng(RESTART_SEED)
+        for _ in range(RESTARTS if len(labs) >= len(free) else 0):
+            seedings.append(
+                _with_free(fixed, free, labs[rng.choice(len(labs), len(free), replace=False)])
+            )
+    # With pieces, the piece refinement is itself the k-means iteration (assign under the
+    # constraints, move the means), so one balanced assignment to the seeds is the start.
+    rounds = 1 if model.kinds else MAX_ROUNDS
+    results: dict[tuple[int, ...], Clustering] = {}
+    for seeds in seedings:
+        clustering = balanced_kmeans(labs, seeds, model.capacities, pinned, rounds)
+        results.setdefault(tuple(int(m) for m in clustering.members), clustering)
+    return list(results.values())
+
+
+def _with_free(
+    fixed: NDArray[np.float64], free: list[int], seeds: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    combined = fixed.copy()
+    combined[free] = seeds
+    return combined
+
+
+def _means(
+    labs: NDArray[np.float64], members: NDArray[np.intp], previous: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    means = previous.copy()
+    for k in range(len(means)):
+        if np.any(members == k):
+            means[k] = labs[members == k].mean(axis=0)
+    return means
+
+
+def _facelet_costs(
+    labs: NDArray[np.float64],
+    spreads: NDArray[np.float64],
+    means: NDArray[np.float64],
+    members: NDArray[np.intp],
+    count: int,
+    seen: NDArray[np.intp],
+) -> tuple[NDArray[np.float64], float, float]:
+    """(N, K) squared CIEDE2000 to each cluster over the noise (zero rows for unseen facelets),
+    the sum of squared CIEDE2000 of facelets to their own clusters, and the pooled noise.
+
+    The noise is the mean squared distance of facelets to their clusters (at least
+    `MIN_NOISE_DELTA_E` squared) plus the facelet's own spread squared, so a facelet with glare
+    counts as weaker evidence.
+    """
+    squared = squared_distances(labs, means)
+    own = squared[np.arange(len(labs)), members]
+    pooled = max(float(np.mean(own)), MIN_NOISE_DELTA_E**2)
+    costs = np.zeros((count, len(means)))
+    costs[seen] = squared / (pooled + spreads**2)[:, None]
+    return costs, float(np.sum(own)), pooled
+
+
+def _facelet_margins(
+    costs: NDArray[np.float64], members: NDArray[np.intp], seen: NDArray[np.intp], count: int
+) -> NDArray[np.float64]:
+    """Per facelet: cost of the nearest other cluster minus the cost of its own (NaN unseen)."""
+    margins = np.full(count, np.nan)
+    rows = costs[seen]
+    own = rows[np.arange(len(seen)), members]
+    others = np.where(np.eye(rows.shape[1], dtype=bool)[members], np.inf, rows).min(axis=1)
+    margins[seen] = others - own
+    return margins
+
+
+def _centre_margins(
+    margins: NDArray[np.float64],
+    costs: NDArray[np.float64],
+    members: NDArray[np.intp],
+    seen: NDArray[np.intp],
+    pinned: dict[int, int],
+) -> None:
+    """Margins of seen centres, in place: the cheapest swap of two centres' colours.
+
+    A centre defines its face's colour, so it can only show another colour if another centre
+    shows its own: the alternative to compare with is a swap, not a single relabelling.
+    """
+    rows = list(pinned)
+    for row in rows:
+        index, own = seen[row], members[row]
+        swaps = [
+            costs[index, members[other]]
+            + costs[seen[other], own]
+            - costs[index, own]
+            - costs[seen[other], members[other]]
+            for other in rows
+            if other != row
+        ]
+        if swaps:
+            margins[index] = min(swaps)
+
+
+def _legality_check(puzzle: str) -> Callable[[NDArray[np.intp]], bool]:
+    """Whether a cluster-per-facelet labelling is a puzzle that turning can reach (domain)."""
+    from judgecam.puzzle.reachability import check_reachable
+    from judgecam.puzzle.state import State
+
+    def is_legal(clusters: NDArray[np.intp]) -> bool:
+        return not check_reachable(State(puzzle, tuple(f"colour {int(k)}" for k in clusters)))
+
+    return is_legal
+
+
+def _rival_margins(
+    margins: NDArray[np.float64],
+    candidates: list[_Resolved],
+    seen: NDArray[np.intp],
+    clusters: int,
+) -> None:
+    """Margins lowered, in place, where another local optimum labels a facelet differently.
+
+    The resolution that wins is the best of several starts; a runner-up that groups some
+    facelets differently at a slightly higher error is exactly "the best labelling that gives
+    this facelet another colour", so its excess error (in the same noise units) caps their
+    margins. Clusters of the runner-up are matched to the winner's by their overlap.
+    """
+    best = candidates[0]
+    for rival in candidates[1:]:
+        overlap = np.zeros((clusters, clusters))
+        np.add.at(overlap, (best.members, rival.members), 1.0)
+        rows, cols = linear_sum_assignment(-overlap)
+        matched = np.empty(clusters, dtype=np.intp)
+        matched[cols] = rows
+        differ = matched[rival.members] != best.members
+        if np.any(differ):
+            excess = (rival.sse - best.sse) / best.noise
+            indices = seen[differ]
+            margins[indices] = np.minimum(margins[indices], excess)
+
+
+def _candidate_arrangements(model: PieceModel, pinned: dict[int, int]) -> NDArray[np.intp]:
+    """Face -> cluster arrangements to try: fixed by seen centres, else one per rotation class.
+
+    Clusters are indexed like the faces whose centres seeded them, so a seen centre fixes its
+    face's cluster; the remaining clusters may sit on the remaining faces in any order.
+    """
+    if not pinned:
+        return model.arrangements
+    fixed = set(pinned.values())
+    free = [face for face in range(len(model.faces)) if face not in fixed]
+    rows = []
+    for order in itertools.permutations(free):
+        arrangement = np.arange(len(model.faces))
+        arrangement[free] = order
+        rows.append(arrangement)
+    return np.array(rows, dtype=np.intp)
+
+
+def _cluster_faces(
+    model: PieceModel, arrangement: NDArray[np.intp] | None, pinned: dict[int, int]
+) -> list[str | None]:
+    """The face each cluster sits on, where the centres fix it (None otherwise)."""
+    faces: list[str | None] = [None] * len(model.faces)
+    if arrangement is not None and pinned:
+        for face, cluster in enumerate(arrangement):
+            faces[int(cluster)] = model.faces[face]
+    else:
+        for face in pinned.values():
+            faces[face] = model.faces[face]
+    return faces
+
+
+def _rms_spread(labs: NDArray[np.float64], mean: NDArray[np.float64]) -> float:
+    if len(labs) == 0:
+        return 0.0
+    return float(np.sqrt(np.mean(ciede2000(labs, mean) ** 2)))
+
+
+def facelet_name(model: PieceModel, index: int) -> str:
+    """A readable facelet name: its face and 1-based position on the face (U1..U9, F5, ...)."""
+    face = int(model.face_of_facelet[index])
+    position = int(np.sum(model.face_of_facelet[:index] == face)) + 1
+    return f"{model.faces[face]}{position}"
+
+
+def _reasons(
+    model: PieceModel,
+    labels: list[str | None],
+    confidences: list[float],
+    costs: NDArray[np.float64],
+    members: NDArray[np.intp],
+    seen: NDArray[np.intp],
+    clusters: tuple[ColorCluster, ...],
+    doubt: str | None,
+) -> list[str]:
+    """Why the classification may be wrong, most important first."""
+    reasons = []
+    unseen = len(labels) - len(seen)
+    if unseen:
+        reasons.append(f"{unseen} of {len(labels)} facelets not seen")
+    if doubt:
+        reasons.append(doubt)
+    for first, second in itertools.combinations(clusters, 2):
+        if first.count and second.count:
+            delta = float(ciede2000(first.lab, second.lab))
+            if delta < CLOSE_CLUSTERS_DELTA_E:
+                reasons.append(
+                    f"{first.name} and {second.name} are hard to tell apart here "
+                    f"(CIEDE2000 {delta:.1f})"
+                )
+    weak = []
+    for row, index in enumerate(seen):
+        if confidences[index] < LOW_CONFIDENCE:
+            order = np.argsort(costs[index])
+            runner_up = next(int(k) for k in order if k != members[row])
+            weak.append(
+                f"{facelet_name(model, int(index))} {labels[index]} "
+                f"(or {clusters[runner_up].name}? confidence {confidences[index]:.2f})"
+            )
+    if weak:
+        listed = ", ".join(weak[:LISTED_FACELETS])
+        more = f" and {len(weak) - LISTED_FACELETS} more" if len(weak) > LISTED_FACELETS else ""
+        reasons.append(f"low colour confidence: {listed}{more}")
+    overruled = []
+    for row, index in enumerate(seen):
+        nearest = int(np.argmin(costs[index]))
+        if (
+            nearest != members[row]
+            and costs[index, members[row]] - costs[index, nearest] > OVERRULED_MARGIN
+        ):
+            overruled.append(
+                f"{facelet_name(model, int(index))} looks {clusters[nearest].name}, "
+                f"its piece makes it {labels[index]}"
+            )
+    if overruled:
+        reasons.append(
+            "facelets that look like another colour (glare, a logo or a missing sticker?): "
+            + ", ".join(overruled[:LISTED_FACELETS])
+            + (
+                f" and {len(overruled) - LISTED_FACELETS} more"
+                if len(overruled) > LISTED_FACELETS
+                else ""
+            )
+        )
+    return reasons
+
+
+def _scheme_mismatches(
+    scheme: ColorScheme, clusters: tuple[ColorCluster, ...], colors: tuple[int, ...]
+) -> list[str]:
+    """Clusters unlike the calibrated colour they were named after, even after the light.
+
+    "Unlike" is more than `SCHEME_MISMATCH_SPREADS` times the colour's calibrated spread
+    (robust std, as a CIELAB length): a different puzzle, or a light the scheme never saw.
+    """
+    found = []
+    for cluster, index in zip(clusters, colors, strict=True):
+        spread = float(np.linalg.norm(scheme.colors[index].spread))
+        if cluster.count and cluster.delta_e_to_scheme > SCHEME_MISMATCH_SPREADS * spread:
+            found.append(
+                f"{cluster.name} looks unlike the calibrated {cluster.name} "
+                f"(CIEDE2000 {cluster.delta_e_to_scheme:.1f} after adapting to the light, "
+                f"spread {spread:.1f}): recalibrate the scheme?"
+            )
+    return found
+
+
+def _nothing_seen(model: PieceModel, count: int) -> ColorClassification:
+    return ColorClassification(
+        puzzle=model.puzzle,
+        labels=(None,) * count,
+        confidences=(0.0,) * count,
+        clusters=(),
+        reasons=("no facelet seen",),
+        gains=(1.0, 1.0, 1.0),
+    )
