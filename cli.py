@@ -24,6 +24,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "judgecam.calibration.cli",
     "judgecam.vision.colors_cli",
     "judgecam.device.evidence_cli",
+    "judgecam.device.station_cli",
 )
 
 
