@@ -25,6 +25,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "judgecam.vision.colors_cli",
     "judgecam.device.evidence_cli",
     "judgecam.device.station_cli",
+    "judgecam.render.cli",
 )
 
 
