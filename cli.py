@@ -23,6 +23,7 @@ COMMAND_MODULES: tuple[str, ...] = (
     "judgecam.puzzle.cli",
     "judgecam.calibration.cli",
     "judgecam.vision.colors_cli",
+    "judgecam.vision.check_cli",
     "judgecam.device.evidence_cli",
     "judgecam.device.station_cli",
     "judgecam.render.cli",

@@ -1,0 +1,139 @@
+"""`judgecam check` on the command line: exit codes, JSON fields, overlays."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from judgecam.cli import main
+from judgecam.vision.model import puzzle_model
+from judgecam.vision.synthetic import Turn, default_camera, render_view, solved_colors
+
+
+@pytest.fixture(scope="module")
+def cube_image(tmp_path_factory) -> Path:
+    model = puzzle_model("333")
+    view = render_view(
+        model, solved_colors(model), (210.0, 190.0, 230.0), turn=Turn(1, (0.0, 0.0, 15.0))
+    )
+    path = tmp_path_factory.mktemp("check") / "cube.png"
+    cv2.imwrite(str(path), view.image)
+    return path
+
+
+def _intrinsics_file(folder: Path, width: int = 1280, height: int = 720) -> Path:
+    path = folder / "camera.yml"
+    storage = cv2.FileStorage(str(path), cv2.FILE_STORAGE_WRITE)
+    storage.write("camera_matrix", default_camera(width, height))
+    storage.write("dist_coeffs", np.zeros((1, 5)))
+    storage.write("image_width", width)
+    storage.write("image_height", height)
+    storage.release()
+    return path
+
+
+def test_json_answer_has_the_issue_fields(cube_image, tmp_path, capsys) -> None:
+    code = main(
+        [
+            "check",
+            str(cube_image),
+            "--puzzle",
+            "333",
+            "--json",
+            "--intrinsics",
+            str(_intrinsics_file(tmp_path)),
+        ]
+    )
+    assert code == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert set(answer) >= {
+        "puzzle",
+        "verdict",
+        "moves_from_solved",
+        "reasons",
+        "pairs",
+        "hidden",
+        "views",
+        "timings_ms",
+    }
+    assert answer["puzzle"] == "333"
+    assert answer["verdict"] in ("solved", "+2", "DNF", "review")
+    assert answer["intrinsics_assumed"] is False
+    view = answer["views"][0]
+    assert view["puzzle_found"] is True
+    facelets = [f for face in view["faces"] for f in face["facelets"]]
+    assert len(facelets) >= 15
+    assert all(0.0 <= f["confidence"] <= 1.0 for f in facelets)
+    assert len(answer["pairs"]) == 6
+    for pair in answer["pairs"]:
+        assert set(pair) == {
+            "axis",
+            "parts",
+            "angle_deg",
+            "uncertainty_deg",
+            "limit_deg",
+            "beyond_limit",
+        }
+        assert pair["limit_deg"] == 45.0
+    measured = [p for p in answer["pairs"] if p["angle_deg"] is not None]
+    assert len(measured) >= 4
+    assert all(p["uncertainty_deg"] > 0 for p in measured)
+    assert len(answer["hidden"]) >= 1  # one camera sees at most three faces
+
+
+def test_without_intrinsics_it_says_so(cube_image, capsys) -> None:
+    assert main(["check", str(cube_image), "--puzzle", "333"]) == 0
+    out = capsys.readouterr().out
+    assert "assumed a Pi Camera Module 3" in out
+
+
+def test_overlay_is_written(cube_image, tmp_path, capsys) -> None:
+    assert (
+        main(["check", str(cube_image), "--puzzle", "333", "--overlay", str(tmp_path / "out")]) == 0
+    )
+    written = list((tmp_path / "out").glob("*.png"))
+    assert len(written) == 1
+    assert cv2.imread(str(written[0])).shape == (720, 1280, 3)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["missing.jpg", "--puzzle", "333"], "no such image"),
+        (["CORRUPT", "--puzzle", "333"], "cannot read"),
+        (["IMAGE", "--puzzle", "333", "--intrinsics", "nothing.yml"], "no such intrinsics file"),
+        (["IMAGE", "--puzzle", "333", "--intrinsics", "BADYAML"], ""),
+    ],
+)
+def test_unusable_input_exits_2_with_one_line(
+    cube_image, tmp_path, capsys, arguments, message
+) -> None:
+    corrupt = tmp_path / "corrupt.jpg"
+    corrupt.write_bytes(b"not an image at all")
+    bad = tmp_path / "bad.yml"
+    bad.write_text("%YAML:1.0\ncamera_matrix: [1, 2\n", encoding="utf-8")
+    replaced = [
+        str(corrupt)
+        if a == "CORRUPT"
+        else str(cube_image)
+        if a == "IMAGE"
+        else str(bad)
+        if a == "BADYAML"
+        else a
+        for a in arguments
+    ]
+    assert main(["check", *replaced]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("judgecam check:")
+    assert len(err.splitlines()) == 1
+    assert message in err
+
+
+def test_unknown_puzzle_is_a_usage_error(cube_image) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["check", str(cube_image), "--puzzle", "444"])
+    assert exit_info.value.code == 2

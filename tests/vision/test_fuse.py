@@ -1,0 +1,79 @@
+"""Stage 5 pieces: mapping pairs between puzzle frames and combining views' angles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judgecam.vision.fuse import _map_pair, fuse_pairs, stated_uncertainty
+from judgecam.vision.geometry import GeometryFit, PairAngle
+from judgecam.vision.model import puzzle_model, rotation_about
+
+
+def _fit(pairs: tuple[PairAngle, ...]) -> GeometryFit:
+    return GeometryFit(
+        found=True,
+        rvec=np.zeros(3),
+        tvec=np.array([0.0, 0.0, 300.0]),
+        assignment=np.zeros(0, np.int64),
+        part_angles=(),
+        pairs=pairs,
+        active_axis=0,
+        reprojection_px=0.5,
+        inlier_fraction=1.0,
+        confidence=1.0,
+        problems=(),
+    )
+
+
+def test_identity_keeps_pairs() -> None:
+    model = puzzle_model("333")
+    assert _map_pair(model, np.eye(3), "x", (0, 1)) == ("x", (0, 1))
+
+
+def test_half_turn_reverses_the_parts_of_the_flipped_axes() -> None:
+    model = puzzle_model("333")
+    half_turn = rotation_about(np.array([0.0, 1.0, 0.0]), 180.0)  # x -> -x, z -> -z
+    assert _map_pair(model, half_turn, "x", (0, 1)) == ("x", (1, 2))
+    assert _map_pair(model, half_turn, "y", (0, 1)) == ("y", (0, 1))
+    quarter = rotation_about(np.array([0.0, 0.0, 1.0]), 90.0)  # x -> y
+    assert _map_pair(model, quarter, "x", (1, 2)) == ("y", (1, 2))
+
+
+def test_views_that_agree_are_combined_by_inverse_variance() -> None:
+    model = puzzle_model("222")
+    first = _fit((PairAngle("y", ("D", "U"), 10.0, 0.5, 4),))
+    second = _fit((PairAngle("y", ("D", "U"), 11.0, 1.0, 4),))
+    fused, reasons = fuse_pairs(model, [(first, np.eye(3)), (second, np.eye(3))])
+    assert reasons == ()
+    (pair,) = fused
+    u1, u2 = stated_uncertainty(0.5), stated_uncertainty(1.0)
+    expected = (10.0 / u1**2 + 11.0 / u2**2) / (1 / u1**2 + 1 / u2**2)
+    assert pair.angle_deg == pytest.approx(expected)
+    assert pair.views == 2
+    assert pair.uncertainty_deg <= min(u1, u2)
+
+
+def test_views_that_disagree_widen_the_uncertainty_and_say_so() -> None:
+    model = puzzle_model("222")
+    first = _fit((PairAngle("y", ("D", "U"), 5.0, 0.2, 4),))
+    second = _fit((PairAngle("y", ("D", "U"), 30.0, 0.2, 4),))
+    fused, reasons = fuse_pairs(model, [(first, np.eye(3)), (second, np.eye(3))])
+    (pair,) = fused
+    assert abs(pair.angle_deg - 5.0) <= pair.uncertainty_deg
+    assert abs(pair.angle_deg - 30.0) <= pair.uncertainty_deg
+    assert any("disagree" in reason for reason in reasons)
+    assert not pair.consistent
+
+
+def test_angles_either_side_of_half_a_step_are_close() -> None:
+    model = puzzle_model("222")
+    first = _fit((PairAngle("y", ("D", "U"), 44.5, 0.3, 4),))
+    second = _fit((PairAngle("y", ("D", "U"), -44.5, 0.3, 4),))
+    fused, reasons = fuse_pairs(model, [(first, np.eye(3)), (second, np.eye(3))])
+    (pair,) = fused
+    assert abs(abs(pair.angle_deg) - 45.0) < 0.6
+    assert pair.uncertainty_deg < 2.0
+    # The two views snapped the part a step apart: their facelets cannot be fused as read.
+    assert not pair.consistent
+    assert any("snapping boundary" in reason for reason in reasons)

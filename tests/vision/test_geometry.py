@@ -1,0 +1,91 @@
+"""Stage 3 on synthetic views with known answers: facelet placement and pair angles."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from judgecam.vision.camera import Intrinsics
+from judgecam.vision.fuse import _map_pair, stated_uncertainty
+from judgecam.vision.geometry import fit_geometry
+from judgecam.vision.locate import find_puzzles
+from judgecam.vision.model import puzzle_model, rotation_about
+from judgecam.vision.segment import segment_facelets
+from judgecam.vision.synthetic import Turn, render_view, solved_colors
+
+
+def _truth_alignment(model, fit, facelets, view):
+    """Best symmetry taking the fit's frame onto the rendering frame, and its agreement."""
+    visible = np.nonzero(view.visible)[0]
+    truth = []
+    for facelet in facelets:
+        gaps = np.linalg.norm(view.centers_px[visible] - facelet.center_px, axis=1)
+        truth.append(int(visible[np.argmin(gaps)]) if gaps.min() < 0.5 * facelet.size_px else -1)
+    truth = np.array(truth)
+    assigned = fit.assignment >= 0
+    best = max(
+        model.symmetries,
+        key=lambda r: int(
+            np.sum(model.facelet_permutation(r)[fit.assignment[assigned]] == truth[assigned])
+        ),
+    )
+    right = int(
+        np.sum(model.facelet_permutation(best)[fit.assignment[assigned]] == truth[assigned])
+    )
+    return best, right, int(assigned.sum())
+
+
+CASES = [
+    # puzzle, eye (mm), axis, part angles (deg)
+    ("333", (210.0, 190.0, 230.0), 1, (0.0, 0.0, 20.0)),
+    ("333", (-230.0, 200.0, 180.0), 0, (-33.0, 0.0, 0.0)),
+    ("333", (200.0, 220.0, -210.0), 2, (0.0, 12.0, 0.0)),
+    ("333", (220.0, 180.0, 220.0), 1, (0.0, 0.0, 0.0)),
+    ("222", (190.0, 200.0, 210.0), 1, (0.0, -25.0)),
+    ("222", (-200.0, 210.0, -190.0), 2, (8.0, 0.0)),
+]
+
+
+@pytest.mark.parametrize(("puzzle", "eye", "axis", "angles"), CASES)
+def test_fit_places_facelets_and_measures_pairs(puzzle, eye, axis, angles) -> None:
+    model = puzzle_model(puzzle)
+    view = render_view(model, solved_colors(model), eye, turn=Turn(axis, angles), seed=3)
+    search = find_puzzles(view.image)
+    assert search.usable and len(search.candidates) >= 1
+    segmentation = segment_facelets(view.image, search.candidates[0])
+    fit = fit_geometry(segmentation.facelets, model, Intrinsics(view.camera_matrix, np.zeros(5)))
+    assert fit.found
+    rotation, right, assigned = _truth_alignment(model, fit, segmentation.facelets, view)
+    assert assigned >= 0.55 * int(view.visible.sum())
+    assert right == assigned
+    truth_axis = model.axes[axis]
+    measured = 0
+    for pair in fit.pairs:
+        fit_axis = next(a for a in model.axes if a.name == pair.axis)
+        parts = (fit_axis.part_names.index(pair.parts[0]), fit_axis.part_names.index(pair.parts[1]))
+        name, truth_parts = _map_pair(model, rotation, pair.axis, parts)
+        expected = 0.0
+        if name == truth_axis.name:
+            expected = angles[truth_parts[1]] - angles[truth_parts[0]]
+        error = (pair.angle_deg - expected + 45.0) % 90.0 - 45.0
+        assert abs(error) <= stated_uncertainty(pair.sigma_deg), (pair, expected)
+        assert abs(error) < 2.0, (pair, expected)
+        measured += 1
+    assert measured >= len(model.axes) * (len(truth_axis.part_names) - 1) - 2
+
+
+def test_too_few_patches_is_not_a_puzzle() -> None:
+    model = puzzle_model("333")
+    fit = fit_geometry((), model, Intrinsics(np.eye(3) * 500 + np.diag([0, 0, -499]), np.zeros(5)))
+    assert not fit.found
+    assert fit.problems
+
+
+def test_symmetries_and_rotation_helper() -> None:
+    assert len(puzzle_model("333").symmetries) == 24
+    assert len(puzzle_model("222").symmetries) == 24
+    np.testing.assert_allclose(
+        rotation_about(np.array([0.0, 0.0, 1.0]), 90.0) @ [1.0, 0.0, 0.0],
+        [0.0, 1.0, 0.0],
+        atol=1e-12,
+    )

@@ -1,0 +1,90 @@
+"""`check` end to end on synthetic frames: unusable frames give review with a reason."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from judgecam.vision.camera import Intrinsics
+from judgecam.vision.model import puzzle_model
+from judgecam.vision.pipeline import analyse_view, check
+from judgecam.vision.synthetic import Turn, default_camera, render_view, solved_colors
+
+EYE = (210.0, 190.0, 230.0)
+
+
+@pytest.fixture(scope="module")
+def cube_view():
+    model = puzzle_model("333")
+    return render_view(model, solved_colors(model), EYE, turn=Turn(1, (0.0, 0.0, 10.0)), seed=5)
+
+
+def _camera(width: int = 1280, height: int = 720) -> Intrinsics:
+    return Intrinsics(default_camera(width, height), np.zeros(5))
+
+
+def test_clean_view_is_found_without_problems(cube_view) -> None:
+    view = analyse_view(cube_view.image, puzzle_model("333"), _camera(), "clean")
+    assert view.found
+    assert view.problems == ()
+    assert {stage for stage, _ in view.timings_ms} >= {"find", "segment", "geometry"}
+
+
+@pytest.mark.parametrize(
+    ("name", "make", "expected"),
+    [
+        ("empty", lambda image: np.full_like(image, 150), "no puzzle"),
+        ("dark", lambda image: (image * 0.05).astype(np.uint8), "too dark"),
+        ("blurred", lambda image: cv2.GaussianBlur(image, (0, 0), 9), "blur"),
+        (
+            "cut",
+            lambda image: np.ascontiguousarray(np.roll(image, 560, axis=1)),
+            "outside the frame",
+        ),
+        (
+            "two puzzles",
+            lambda image: np.hstack([image[:, 320:960], image[:, 320:960]]),
+            "more than one puzzle",
+        ),
+    ],
+)
+def test_unusable_frames_give_review_with_a_reason(cube_view, name, make, expected) -> None:
+    image = make(cube_view.image)
+    result = check([(name, image)], "333", [_camera(image.shape[1], image.shape[0])])
+    assert result.verdict == "review"
+    assert result.moves_from_solved is None
+    assert any(expected in reason for reason in result.reasons), result.reasons
+
+
+def test_tiny_and_odd_images_do_not_crash() -> None:
+    for image in (np.zeros((8, 8, 3), np.uint8), np.full((50, 3000, 3), 255, np.uint8)):
+        result = check([("odd", image)], "222", [_camera(image.shape[1], image.shape[0])])
+        assert result.verdict == "review"
+
+
+def test_a_cube_is_not_taken_for_a_pyraminx(cube_view) -> None:
+    result = check([("view", cube_view.image)], "pyram", [_camera()])
+    assert result.verdict == "review"
+    assert result.views[0].found is False
+
+
+def test_bare_body_where_stickers_came_off_is_missing(cube_view) -> None:
+    model = puzzle_model("333")
+    colors = solved_colors(model)
+    eye = np.array(EYE)
+    facing = [
+        i
+        for i in range(model.facelet_count)
+        if np.dot(model.facelet_normals[i], eye - model.facelet_centers[i]) > 0
+    ]
+    off = [facing[0], facing[10]]
+    colors[off] = (18, 18, 18)  # the body colour the synthetic renderer uses
+    rendered = render_view(model, colors, EYE, seed=5)
+    view = analyse_view(rendered.image, model, _camera(), "damaged")
+    assert view.found
+    assert len(view.missing) == 2
+    intact = analyse_view(
+        render_view(model, solved_colors(model), EYE, seed=5).image, model, _camera()
+    )
+    assert intact.missing == ()

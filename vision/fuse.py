@@ -1,0 +1,531 @@
+"""Stage 5: fuse the views of one moment into one observation, and judge it.
+
+Each view's geometry fit names facelets in its own copy of the puzzle frame: which physical face
+a view calls "U" is arbitrary (the puzzle's symmetry makes every choice fit). Fusing therefore
+first finds, for every other view, the symmetry that maps it onto the reference view:
+facelets seen by both views must show the same colour, and what remains undecided is settled by
+the colour classifier and the rules engine (a wrong alignment yields a puzzle no turning can
+reach, or costs more colour error). Alignments that stay ambiguous and would change the verdict
+make it `review`.
+
+Pair angles measured in several views are combined by inverse variance; views that disagree by
+more than their uncertainties widen the uncertainty to cover both and say so.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.camera import rotation_matrix
+from judgecam.vision.colorspace import bgr_to_lab, ciede2000
+from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.model import PuzzleModel
+from judgecam.vision.segment import Facelet
+
+if TYPE_CHECKING:
+    from judgecam.calibration.scheme import ColorScheme
+    from judgecam.puzzle.observation import Observation
+    from judgecam.puzzle.verdict import Verdict
+    from judgecam.vision.color_model import ColorClassification
+
+logger = logging.getLogger(__name__)
+
+#: Stage 4: (samples per facelet, puzzle name, scheme) -> ColorClassification.
+Classifier = Callable[[Sequence[Any], str, Any], "ColorClassification"]
+
+#: Stated uncertainty = COVERAGE_FACTOR x standard error + UNCERTAINTY_FLOOR_DEG. The factor is
+#: above the Gaussian 1.96 because corner residuals within one sticker are correlated and the
+#: model (flat stickers, exact dimensions) is only approximately true.
+COVERAGE_FACTOR = 2.5
+UNCERTAINTY_FLOOR_DEG = 0.5
+#: Two views of one facelet agree if their colours are closer than this (CIEDE2000).
+AGREE_DELTA_E = 12.0
+#: Views whose samples of one facelet differ by more than this (CIEDE2000 at equal lightness)
+#: contradict each other there (one of them misplaced a facelet); the facelet is then treated
+#: as unseen.
+CONFLICT_DELTA_E = 20.0
+#: Alignments scoring within this of the best are judged too before one is chosen.
+ALIGNMENT_MARGIN = 2.0
+#: At most this many candidate alignments per view are judged.
+MAX_ALIGNMENTS = 4
+
+
+@dataclass(frozen=True, eq=False)
+class ViewEvidence:
+    """What one view saw, in its own puzzle frame: facelet samples and pair angles."""
+
+    facelets: tuple[Facelet, ...]
+    fit: GeometryFit
+    missing: tuple[int, ...] = ()  # model facelets (view frame) showing bare body
+
+
+@dataclass(frozen=True)
+class FusedPair:
+    """One pair's residual in the fused frame, its uncertainty, and how many views saw it."""
+
+    axis: str
+    parts: tuple[int, int]
+    angle_deg: float
+    uncertainty_deg: float
+    views: int
+    consistent: bool = True  # the views agree, and snapped the parts to the same positions
+
+
+@dataclass(frozen=True, eq=False)
+class Fusion:
+    """Stage 5 result: the observation, its verdict and how the views were put together."""
+
+    observation: Observation
+    verdict: Verdict
+    colors: ColorClassification | None
+    permutations: tuple[NDArray[np.int64] | None, ...]  # per view: view facelet -> fused facelet
+    pairs: tuple[FusedPair, ...]
+    hidden_faces: tuple[str, ...]
+    reasons: tuple[str, ...]
+    ambiguous: bool  # alignments of the views that fit about equally well disagree on the verdict
+
+
+def stated_uncertainty(sigma_deg: float) -> float:
+    """The uncertainty reported for an angle with the fit's standard error `sigma_deg`."""
+    return COVERAGE_FACTOR * sigma_deg + UNCERTAINTY_FLOOR_DEG
+
+
+#: Per model facelet of one view: Lab sample (NaN if unseen), pixel count, Lab spread.
+Samples = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+
+
+def _view_samples(view: ViewEvidence, count: int) -> Samples:
+    """Per model facelet (view frame): Lab sample (NaN if unseen), pixel weight and spread."""
+    labs = np.full((count, 3), np.nan)
+    weights = np.zeros(count)
+    spreads = np.zeros(count)
+    for detection, facelet in enumerate(view.fit.assignment):
+        if facelet < 0:
+            continue
+        sample = view.facelets[detection]
+        if sample.pixel_count > weights[facelet]:
+            labs[facelet] = bgr_to_lab(sample.mean_bgr)
+            weights[facelet] = sample.pixel_count
+            spreads[facelet] = sample.spread
+    return labs, weights, spreads
+
+
+def top_face(model: PuzzleModel, fit: GeometryFit) -> tuple[int, float]:
+    """The face pointing most upwards in the image, and by how much more than the next one.
+
+    For an upright camera looking down at the puzzle from any elevation, the face on top has the
+    most negative image-y component of its normal (side faces have zero or positive ones), so
+    views of one rig agree on which face is on top without knowing where the cameras are.
+    """
+    rotation = rotation_matrix(fit.rvec)
+    normals = model.face_normals @ rotation.T
+    centers = (model.face_normals * model.radius * 0.5) @ rotation.T + fit.tvec
+    facing = np.einsum("ij,ij->i", normals, centers) < 0
+    # Faces turned away from the camera (the far side faces point up as much as the top at
+    # 45 degrees elevation) cannot be the top face an upright camera above the mat sees.
+    upward = np.where(facing, -normals[:, 1], -np.inf)
+    order = np.argsort(-upward)
+    return int(order[0]), float(upward[order[0]] - upward[order[1]])
+
+
+#: A view's top face counts only if it points up this much more than any other face.
+TOP_FACE_MARGIN = 0.3
+#: Weight of one pair of parts measured alike in two views, against one facelet seen alike.
+PAIR_WEIGHT = 2.0
+
+
+def _alignment_scores(
+    model: PuzzleModel,
+    reference: tuple[ViewEvidence, NDArray[np.float64]],
+    other: tuple[ViewEvidence, NDArray[np.float64]],
+) -> list[tuple[float, int]]:
+    """(score, symmetry index) for the symmetries that can map `other` onto `reference`.
+
+    Score: facelets seen alike by both minus those seen differently, plus pairs measured alike
+    minus pairs measured differently. When both views show which face is on top, only
+    alignments that keep it on top are kept.
+    """
+    reference_view, reference_labs = reference
+    other_view, other_labs = other
+    seen_ref = np.all(np.isfinite(reference_labs), axis=1)
+    top_ref, margin_ref = top_face(model, reference_view.fit)
+    top_other, margin_other = top_face(model, other_view.fit)
+    use_top = margin_ref > TOP_FACE_MARGIN and margin_other > TOP_FACE_MARGIN
+    reference_pairs = {}
+    for pair in reference_view.fit.pairs:
+        axis = next(a for a in model.axes if a.name == pair.axis)
+        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+        reference_pairs[(pair.axis, parts)] = pair
+    scored = []
+    for index, rotation in enumerate(model.symmetries):
+        if use_top:
+            moved = rotation @ model.face_normals[top_other]
+            if float(moved @ model.face_normals[top_ref]) < 0.99:
+                continue
+        permutation = model.facelet_permutation(rotation)
+        mapped = np.full_like(other_labs, np.nan)
+        mapped[permutation] = other_labs
+        both = seen_ref & np.all(np.isfinite(mapped), axis=1)
+        score = 0.0
+        if np.any(both):
+            delta = ciede2000(reference_labs[both], mapped[both])
+            score += float(np.sum(np.clip(1.0 - delta / AGREE_DELTA_E, -1.0, 1.0)))
+        for pair in other_view.fit.pairs:
+            axis = next(a for a in model.axes if a.name == pair.axis)
+            parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+            match = reference_pairs.get(_map_pair(model, rotation, pair.axis, parts))
+            if match is None:
+                continue
+            tolerance = stated_uncertainty(pair.sigma_deg) + stated_uncertainty(match.sigma_deg)
+            gap = abs(_wrap(pair.angle_deg - match.angle_deg, axis.step_deg))
+            score += PAIR_WEIGHT * float(np.clip(1.0 - gap / tolerance, -1.0, 1.0))
+        scored.append((score, index))
+    scored.sort(key=lambda item: -item[0])
+    return scored
+
+
+def _wrap(angle: float, step: float) -> float:
+    half = step / 2.0
+    return float((angle + half) % step - half)
+
+
+def _map_pair(
+    model: PuzzleModel, rotation: NDArray[np.float64], axis_name: str, parts: tuple[int, int]
+) -> tuple[str, tuple[int, int]]:
+    """The pair in the fused frame that a view-frame pair becomes under `rotation`."""
+    axis = next(a for a in model.axes if a.name == axis_name)
+    direction = rotation @ axis.direction
+    target = max(model.axes, key=lambda a: abs(float(a.direction @ direction)))
+    if float(target.direction @ direction) > 0:
+        return target.name, parts
+    # Reversed direction: the parts count from the other end; the relative angle keeps its sign.
+    last = len(target.part_names) - 1
+    return target.name, (last - parts[1], last - parts[0])
+
+
+def fuse_pairs(
+    model: PuzzleModel,
+    views: Sequence[tuple[GeometryFit, NDArray[np.float64]]],
+) -> tuple[tuple[FusedPair, ...], tuple[str, ...]]:
+    """Combine every view's pair angles (each with its alignment rotation) by inverse variance."""
+    measured: dict[tuple[str, tuple[int, int]], list[tuple[float, float]]] = {}
+    for fit, rotation in views:
+        for pair in fit.pairs:
+            axis = next(a for a in model.axes if a.name == pair.axis)
+            parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+            key = _map_pair(model, rotation, pair.axis, parts)
+            measured.setdefault(key, []).append(
+                (pair.angle_deg, stated_uncertainty(pair.sigma_deg))
+            )
+    fused = []
+    reasons = []
+    for (axis_name, parts), values in sorted(measured.items()):
+        axis = next(a for a in model.axes if a.name == axis_name)
+        # Residuals wrap at half a step (44 and -44 degrees are 2 apart on a cube): measure
+        # every view relative to the most certain one before averaging.
+        uncertainties = np.array([v[1] for v in values])
+        anchor = values[int(np.argmin(uncertainties))][0]
+        angles = np.array([anchor + _wrap(v[0] - anchor, axis.step_deg) for v in values])
+        weights = 1.0 / uncertainties**2
+        mean = float(np.sum(weights * angles) / np.sum(weights))
+        uncertainty = float(1.0 / np.sqrt(np.sum(weights)))
+        spread = float(np.max(np.abs(angles - mean)))
+        consistent = True
+        if len(values) > 1 and spread > uncertainty:
+            if spread > float(np.max(uncertainties)):
+                consistent = False
+                reasons.append(
+                    f"views disagree on pair {axis_name}{list(parts)}: "
+                    + ", ".join(f"{v[0]:.1f}" for v in values)
+                    + " degrees"
+                )
+            uncertainty = max(uncertainty, spread + UNCERTAINTY_FLOOR_DEG)
+        raw = np.array([v[0] for v in values])
+        if np.any(np.abs(raw - anchor) > axis.step_deg / 2):
+            # Each view snapped the parts to its own nearest position, and they differ: the
+            # facelets the views read are a step apart and cannot be fused.
+            consistent = False
+            reasons.append(
+                f"pair {axis_name}{list(parts)} is at the snapping boundary and the views snap "
+                "it differently"
+            )
+        fused.append(
+            FusedPair(
+                axis_name,
+                parts,
+                _wrap(mean, axis.step_deg),
+                uncertainty,
+                len(values),
+                consistent,
+            )
+        )
+    return tuple(fused), tuple(reasons)
+
+
+def _fused_samples(
+    model: PuzzleModel,
+    per_view: Sequence[Samples],
+    permutations: Sequence[NDArray[np.int64] | None],
+) -> tuple[list[object], NDArray[np.float64], list[int]]:
+    """Per fused facelet: the sample from the view that saw it largest (None if unseen), its
+    pixel count, and the facelets the views contradict each other on (left unseen)."""
+    from judgecam.vision.color_model import FaceletSample
+
+    count = model.facelet_count
+    samples: list[object] = [None] * count
+    best = np.zeros(count)
+    seen: list[list[NDArray[np.float64]]] = [[] for _ in range(count)]
+    for (labs, weights, spreads), permutation in zip(per_view, permutations, strict=True):
+        if permutation is None:
+            continue
+        for facelet in np.nonzero(weights > 0)[0]:
+            target = int(permutation[facelet])
+            seen[target].append(labs[facelet])
+            if weights[facelet] > best[target]:
+                best[target] = weights[facelet]
+                lab = labs[facelet]
+                samples[target] = FaceletSample(
+                    (float(lab[0]), float(lab[1]), float(lab[2])),
+                    float(spreads[facelet]),
+                    int(weights[facelet]),
+                )
+    conflicts = _conflicts(seen)
+    for target in conflicts:
+        # Two views see different colours at one place: trust neither.
+        samples[target] = None
+        best[target] = 0.0
+    return samples, best, conflicts
+
+
+def _conflicts(seen: Sequence[Sequence[NDArray[np.float64]]]) -> list[int]:
+    """Facelets whose samples from different views differ by more than CONFLICT_DELTA_E."""
+    found = []
+    for target, labs in enumerate(seen):
+        if len(labs) < 2:
+            continue
+        stacked = np.asarray(labs)
+        # Lightness is left out: one camera may catch the sticker's sheen and another not.
+        same_light = np.repeat(stacked[:, None, :], len(stacked), axis=1).copy()
+        same_light[..., 1:] = stacked[None, :, 1:]
+        gaps = ciede2000(stacked[:, None, :], same_light)
+        if float(np.max(gaps)) > CONFLICT_DELTA_E:
+            found.append(target)
+    return found
+
+
+def _judge_alignment(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    per_view: Sequence[Samples],
+    rotations: Sequence[NDArray[np.float64] | None],
+    scheme: ColorScheme | None,
+    classify: Classifier | None = None,
+) -> tuple[
+    Observation,
+    Verdict,
+    ColorClassification,
+    tuple[FusedPair, ...],
+    tuple[str, ...],
+    tuple[NDArray[np.int64] | None, ...],
+]:
+    from judgecam.puzzle import get_puzzle
+    from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
+    from judgecam.puzzle.verdict import judge
+    from judgecam.vision.colors import classify_colors
+
+    permutations = tuple(
+        None if rotation is None else model.facelet_permutation(rotation) for rotation in rotations
+    )
+    samples, _, conflicts = _fused_samples(model, per_view, permutations)
+    colors = (classify or classify_colors)(samples, model.name, scheme)  # type: ignore[arg-type]
+    labels = [UNKNOWN if label is None else label for label in colors.labels]
+    for view, permutation in zip(views, permutations, strict=True):
+        if view is None or permutation is None:
+            continue
+        for facelet in view.missing:
+            target = int(permutation[facelet])
+            if labels[target] == UNKNOWN:
+                labels[target] = MISSING
+    pairs, reasons = fuse_pairs(
+        model,
+        [
+            (view.fit, rotation)
+            for view, rotation in zip(views, rotations, strict=True)
+            if view is not None and rotation is not None
+        ],
+    )
+    if conflicts:
+        reasons = (
+            *reasons,
+            f"the views see different colours on {len(conflicts)} facelet(s): left as unseen",
+        )
+    observation = Observation(
+        model.name,
+        tuple(labels),
+        tuple(PairObservation(p.axis, p.parts, p.angle_deg, p.uncertainty_deg) for p in pairs),
+    )
+    verdict = judge(get_puzzle(model.name), observation)
+    return observation, verdict, colors, pairs, reasons, permutations
+
+
+#: A calibrated alignment is used only if it is this close (degrees) to a puzzle symmetry.
+KNOWN_ALIGNMENT_TOLERANCE_DEG = 20.0
+
+
+def _known_alignment(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    reference: int,
+    index: int,
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
+) -> NDArray[np.float64] | None:
+    """The symmetry mapping view `index`'s puzzle frame onto the reference's, from camera poses.
+
+    Both views see one puzzle in one world: world_from_puzzle = world_from_camera x
+    camera_from_puzzle in each, so their puzzle frames differ by R_ref^T R_view, which must be
+    (close to) one of the puzzle's symmetries.
+    """
+    if world_from_camera is None:
+        return None
+    first, second = world_from_camera[reference], world_from_camera[index]
+    reference_view, other_view = views[reference], views[index]
+    if first is None or second is None or reference_view is None or other_view is None:
+        return None
+    world_reference = np.asarray(first)[:3, :3] @ rotation_matrix(reference_view.fit.rvec)
+    world_other = np.asarray(second)[:3, :3] @ rotation_matrix(other_view.fit.rvec)
+    relative = world_reference.T @ world_other
+    best = min(model.symmetries, key=lambda g: float(np.abs(g - relative).max()))
+    cosine = (np.trace(best.T @ relative) - 1.0) / 2.0
+    if np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))) > KNOWN_ALIGNMENT_TOLERANCE_DEG:
+        return None
+    return np.asarray(best, dtype=np.float64)
+
+
+def _legal(model: PuzzleModel, observation: Observation) -> bool:
+    """Whether some legal puzzle shows the observed colours (unseen ones filled in)."""
+    from judgecam.puzzle.completion import complete
+
+    return bool(complete(model.name, observation.facelets).colorings)
+
+
+def _color_cost(colors: ColorClassification, samples: Sequence[object]) -> float:
+    """Sum of squared CIEDE2000 from each seen facelet to its colour's cluster mean."""
+    means = {cluster.name: np.array(cluster.lab) for cluster in colors.clusters}
+    total = 0.0
+    for label, sample in zip(colors.labels, samples, strict=True):
+        if label is None or sample is None or label not in means:
+            continue
+        lab = np.array(sample.lab)  # type: ignore[attr-defined]
+        total += float(ciede2000(lab, means[label]) ** 2)
+    return total
+
+
+def fuse_views(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    scheme: ColorScheme | None = None,
+    classify: Classifier | None = None,
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None = None,
+) -> Fusion:
+    """Stage 5: one observation from every view that found the puzzle, and its verdict.
+
+    `world_from_camera` (4x4 per view, OpenCV camera axes), when a calibrated rig gives it,
+    aligns the views exactly; otherwise the views' colours and angles decide.
+    """
+    usable = [i for i, view in enumerate(views) if view is not None and view.fit.found]
+    if not usable:
+        raise ValueError("fuse_views needs at least one view that found the puzzle")
+    count = model.facelet_count
+    unseen: Samples = (np.full((count, 3), np.nan), np.zeros(count), np.zeros(count))
+    per_view = [unseen if view is None else _view_samples(view, count) for view in views]
+    reference = max(usable, key=lambda i: float(np.sum(per_view[i][1] > 0)))
+    identity = np.eye(3)
+    options: list[list[tuple[float, NDArray[np.float64]]]] = []
+    for index in range(len(views)):
+        if index == reference:
+            options.append([(0.0, identity)])
+        elif index not in usable:
+            options.append([])
+        elif (
+            known := _known_alignment(model, views, reference, index, world_from_camera)
+        ) is not None:
+            options.append([(0.0, known)])
+        else:
+            reference_view, other_view = views[reference], views[index]
+            assert reference_view is not None and other_view is not None
+            scored = _alignment_scores(
+                model,
+                (reference_view, per_view[reference][0]),
+                (other_view, per_view[index][0]),
+            )
+            if not scored:
+                options.append([])
+                continue
+            best = scored[0][0]
+            options.append(
+                [(s, model.symmetries[k]) for s, k in scored if s >= best - ALIGNMENT_MARGIN][
+                    :MAX_ALIGNMENTS
+                ]
+            )
+    candidates: list[tuple[float, list[NDArray[np.float64] | None]]] = [(0.0, [])]
+    for choices in options:
+        if not choices:
+            candidates = [(score, [*c, None]) for score, c in candidates]
+        else:
+            candidates = [
+                (score + extra, [*c, rotation])
+                for score, c in candidates
+                for extra, rotation in choices
+            ]
+    candidates = candidates[: MAX_ALIGNMENTS**2]
+    judged = []
+    for score, rotations in candidates:
+        result = _judge_alignment(model, views, per_view, rotations, scheme, classify)
+        observation, verdict, colors, pairs, reasons, permutations = result
+        samples, _, _ = _fused_samples(model, per_view, permutations)
+        illegal = not _legal(model, observation)
+        judged.append((illegal, -score, _color_cost(colors, samples), result))
+    # A legal puzzle first, then the alignment the views agree on best, then the colours.
+    judged.sort(key=lambda item: (item[0], item[1], item[2]))
+    chosen = judged[0][3]
+    observation, verdict, colors, pairs, reasons, permutations = chosen
+    all_reasons = list(reasons)
+    ambiguous = False
+    legal = [item for item in judged if not item[0]]
+    if len(legal) > 1:
+        best_score = legal[0][1]
+        # Alignments the views' overlap cannot tell apart must agree on the verdict (the
+        # colour cost only ranks them: stage 4 can be wrong too).
+        close = [item for item in legal if item[1] <= best_score + ALIGNMENT_MARGIN]
+        close_verdicts = sorted({item[3][1].verdict for item in close})
+        if len(close_verdicts) > 1:
+            ambiguous = True
+            all_reasons.append(
+                "the views could not be put together unambiguously "
+                f"(possible verdicts: {', '.join(close_verdicts)})"
+            )
+    seen = np.zeros(count, dtype=bool)
+    for (_, weights, _), permutation in zip(per_view, permutations, strict=True):
+        if permutation is not None:
+            seen[permutation[weights > 0]] = True
+    hidden = tuple(
+        name
+        for face_index, name in enumerate(model.face_names)
+        if not np.any(seen[model.facelet_face == face_index])
+    )
+    return Fusion(
+        observation=observation,
+        verdict=verdict,
+        colors=colors,
+        permutations=permutations,
+        pairs=pairs,
+        hidden_faces=hidden,
+        reasons=tuple(all_reasons),
+        ambiguous=ambiguous,
+    )

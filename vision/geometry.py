@@ -1,0 +1,932 @@
+"""Stage 3: fit the puzzle model to the segmented facelets and measure every part's rotation.
+
+1. Body pose. Every facelet is a known planar polygon, so one detected sticker hypothesised to
+   be one model sticker gives a pose (IPPE, two solutions). The puzzle's own symmetry makes the
+   choice of model sticker matter only up to its orbit, so a few seeds x a few orbit
+   representatives x corner rolls are tried; each pose is scored by how many detected facelets
+   land on projected model facelets, and the best is refined with PnP on all its inliers.
+2. Parts. For every axis and every part along it, a 1-DoF search over the part's rotation
+   about the axis (within half a turning step: the part's facelet set repeats every step), then
+   Gauss-Newton on the matched sticker corners. The residuals give each angle's standard error.
+3. Assignment. The axis whose part rotations explain the most facelets decides which model
+   facelet each detection is, in the SNAPPED state (each part at its nearest aligned position).
+   The body pose is re-fitted with the parts turned, and the parts again (two rounds).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix
+from judgecam.vision.model import PuzzleModel, rotation_about
+from judgecam.vision.segment import Facelet
+
+logger = logging.getLogger(__name__)
+
+FloatArray = NDArray[np.float64]
+
+#: A detection matches a projected model facelet within this fraction of its size.
+MATCH_TOLERANCE = 0.4
+#: A detection matches a facelet only if its size is within this ratio of the projected one.
+SIZE_RATIO_RANGE = (0.6, 1.6)
+#: A body pose whose best axis fit explains this fraction of the facelets is taken at once.
+EXPLAINED_ENOUGH = 0.9
+#: Fewest matched facelets that measure one part's angle.
+MIN_PART_FACELETS = 2
+#: A part is measured only if at least this fraction of its clearly visible facelets matched.
+MIN_PART_COVERAGE = 0.5
+#: Facelets facing the camera at least this much (cosine) should be detected if not hidden.
+CLEARLY_VISIBLE = 0.35
+#: Fewest matched facelets for a pose to count as "the puzzle was found".
+MIN_INLIERS = 4
+#: Angle search grid (degrees) before the least-squares refinement.
+GRID_STEP_DEG = 5.0
+#: Coarser grid for the quick first look at every axis.
+QUICK_GRID_STEP_DEG = 9.0
+
+
+@dataclass(frozen=True, eq=False)
+class PartAngle:
+    """One part's rotation about its axis relative to the body, in (-step/2, step/2]."""
+
+    angle_deg: float
+    sigma_deg: float  # standard error from the fit residuals
+    facelets: int  # matched facelets that measured it
+
+
+@dataclass(frozen=True, eq=False)
+class PairAngle:
+    """Relative rotation of parts[1] with respect to parts[0] about the axis direction."""
+
+    axis: str
+    parts: tuple[str, str]
+    angle_deg: float  # wrapped to [-step/2, step/2]
+    sigma_deg: float
+    facelets: int  # facelets behind the weaker of the two part measurements
+
+
+@dataclass(frozen=True, eq=False)
+class GeometryFit:
+    """Stage 3 result for one view."""
+
+    found: bool
+    rvec: FloatArray  # (3,) model -> camera
+    tvec: FloatArray  # (3,)
+    assignment: NDArray[np.int64]  # per detected facelet: snapped model facelet index or -1
+    part_angles: tuple[tuple[PartAngle | None, ...], ...]  # per axis, per part
+    pairs: tuple[PairAngle, ...]
+    active_axis: int  # axis whose part rotations were used for the assignment
+    reprojection_px: float  # median per-facelet RMS corner residual of the final fit
+    inlier_fraction: float  # matched detections / detections
+    confidence: float
+    problems: tuple[str, ...]
+
+    def visible_facelets(self) -> NDArray[np.int64]:
+        """Model facelet indices seen in this view."""
+        return np.unique(self.assignment[self.assignment >= 0])
+
+
+def _oriented_corners(model: PuzzleModel) -> FloatArray:
+    """Model sticker corners ordered clockwise as seen from outside (matches screen order)."""
+    return _oriented_corners_of(model.name, model)
+
+
+@functools.lru_cache(maxsize=8)
+def _oriented_corners_of(name: str, model: PuzzleModel) -> FloatArray:
+    corners = model.facelet_corners.copy()
+    for index in range(len(corners)):
+        c = corners[index]
+        turn = np.cross(c[1] - c[0], c[2] - c[1])
+        if np.dot(turn, model.facelet_normals[index]) > 0:
+            corners[index] = c[::-1]
+    return corners
+
+
+def _orbit_representatives(model: PuzzleModel) -> list[int]:
+    """One facelet per orbit of the puzzle's rotation group."""
+    seen: set[int] = set()
+    representatives = []
+    permutations = [model.facelet_permutation(rotation) for rotation in model.symmetries]
+    for index in range(model.facelet_count):
+        if index in seen:
+            continue
+        representatives.append(index)
+        seen.update(int(p[index]) for p in permutations)
+    return representatives
+
+
+def _facing(
+    normals: FloatArray,
+    points: FloatArray,
+    rotation: FloatArray,
+    translation: FloatArray,
+    min_cosine: float = 0.12,
+) -> NDArray[np.bool_]:
+    """Which model facelets (rotated normals/centres) face the camera, not at grazing angles."""
+    normals_cam = normals @ rotation.T
+    points_cam = points @ rotation.T + translation
+    cosine = -np.einsum("...i,...i->...", normals_cam, points_cam) / np.linalg.norm(
+        points_cam, axis=-1
+    )
+    return np.asarray(cosine > min_cosine)
+
+
+def _match(
+    predicted: FloatArray,
+    detected: FloatArray,
+    sizes: FloatArray,
+    tolerance: float,
+    compatible: NDArray[np.bool_] | None = None,
+) -> tuple[NDArray[np.int64], FloatArray]:
+    """One-to-one nearest matches: for each detection, a predicted index or -1, and distances."""
+    result = np.full(len(detected), -1, dtype=np.int64)
+    distances = np.full(len(detected), np.inf)
+    if len(predicted) == 0 or len(detected) == 0:
+        return result, distances
+    gap = np.linalg.norm(detected[:, None, :] - predicted[None, :, :], axis=2)
+    limit = tolerance * sizes[:, None]
+    close = gap < limit
+    if compatible is not None:
+        close &= compatible
+    rows, cols = np.nonzero(close)
+    order = np.argsort(gap[rows, cols])
+    used: set[int] = set()
+    for k in order:
+        row, col = int(rows[k]), int(cols[k])
+        if result[row] >= 0 or col in used:
+            continue
+        result[row] = col
+        distances[row] = gap[row, col]
+        used.add(col)
+    return result, distances
+
+
+@dataclass
+class _Problem:
+    """Everything the fit needs, precomputed once per view."""
+
+    model: PuzzleModel
+    matrix: FloatArray
+    corners: FloatArray  # (n, K, 2) undistorted detection corners
+    centers: FloatArray  # (n, 2)
+    sizes: FloatArray  # (n,)
+    model_corners: FloatArray  # (F, K, 3) sticker corners, oriented like the detections
+    sticker_area_mm2: float = 0.0  # area of one sticker at the current sticker fraction
+
+
+def _sticker_corners(model: PuzzleModel, fraction: float) -> FloatArray:
+    """Cell corners shrunk about each facelet centre to the sticker's size."""
+    cells = _oriented_corners(model)
+    centers = model.facelet_centers[:, None, :]
+    return np.asarray(centers + (cells - centers) * fraction, dtype=np.float64)
+
+
+def _sticker_area(model: PuzzleModel, fraction: float) -> float:
+    """Mean sticker area (mm^2): the cell polygon's area scaled by fraction squared."""
+    cells = model.facelet_corners
+    edges1 = cells[:, 1:-1] - cells[:, :1]
+    edges2 = cells[:, 2:] - cells[:, :1]
+    areas = 0.5 * np.linalg.norm(np.cross(edges1, edges2), axis=-1).sum(axis=1)
+    return float(np.mean(areas) * fraction**2)
+
+
+def _nearest_counts(
+    predicted: FloatArray, valid: NDArray[np.bool_], detected: FloatArray, sizes: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """For a batch of predictions (B, m, 2): a soft inlier count and the mean inlier residual.
+
+    Each detection scores 1 - (d / tolerance)^2 for its nearest prediction at distance d (in
+    sticker sizes), 0 beyond the tolerance: tight fits beat loose ones that merely land near
+    facelets (a pose shifted by one layer). Not one-to-one (cheap, for ranking hypotheses); the
+    final matches are one-to-one.
+    """
+    difference = detected[None, :, None, :] - predicted[:, None, :, :]
+    squared = np.einsum("bnmk,bnmk->bnm", difference, difference)
+    squared = np.where(valid[:, None, :], squared, np.inf)
+    nearest = np.sqrt(squared.min(axis=2)) / sizes[None, :]  # (B, n)
+    inside = nearest < MATCH_TOLERANCE
+    counts = inside.sum(axis=1)
+    residual = np.where(inside, nearest, 0.0).sum(axis=1) / np.maximum(counts, 1)
+    soft = np.clip(1.0 - (nearest / MATCH_TOLERANCE) ** 2, 0.0, None).sum(axis=1)
+    return np.asarray(soft, dtype=np.float64), np.asarray(residual, dtype=np.float64)
+
+
+def _score_poses(
+    problem: _Problem, rotations: FloatArray, translations: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Soft inlier counts and mean residuals of a batch of body poses (B, 3, 3), (B, 3)."""
+    model = problem.model
+    in_camera = (
+        np.einsum("bij,nj->bni", rotations, model.facelet_centers) + translations[:, None, :]
+    )
+    normals = np.einsum("bij,nj->bni", rotations, model.facelet_normals)
+    distance = np.linalg.norm(in_camera, axis=2)
+    facing = -np.einsum("bni,bni->bn", normals, in_camera) / distance > 0.12
+    depth = np.maximum(in_camera[..., 2:3], 1e-6)
+    predicted = in_camera[..., :2] / depth * np.diag(problem.matrix)[:2] + problem.matrix[:2, 2]
+    counts, residual = _nearest_counts(predicted, facing, problem.centers, problem.sizes)
+    behind = in_camera[..., 2].min(axis=1) <= 0
+    counts[behind] = 0
+    residual[behind] = np.inf
+    return counts, residual
+
+
+def _score_pose(
+    problem: _Problem, rotation: FloatArray, translation: FloatArray
+) -> tuple[float, float]:
+    model = problem.model
+    if (model.facelet_centers @ rotation.T + translation)[:, 2].min() <= 0:
+        return 0, np.inf
+    facing = _facing(model.facelet_normals, model.facelet_centers, rotation, translation)
+    predicted = project(model.facelet_centers, rotation, translation, problem.matrix)
+    counts, residual = _nearest_counts(
+        predicted[None], facing[None], problem.centers, problem.sizes
+    )
+    return float(counts[0]), float(residual[0])
+
+
+def _best_rolls(projected: FloatArray, detected: FloatArray) -> FloatArray:
+    """Detected corners (m, K, 2) cyclically rolled to best match projected corners (m, K, 2)."""
+    sides = detected.shape[1]
+    index = (np.arange(sides)[None, :] + np.arange(sides)[:, None]) % sides  # (roll, corner)
+    rolls = detected[:, index]  # (m, roll, K, 2)
+    costs = np.sum((rolls - projected[:, None]) ** 2, axis=(2, 3))
+    best = np.argmin(costs, axis=1)
+    return np.asarray(rolls[np.arange(len(detected)), best], dtype=np.float64)
+
+
+def _correspondences(
+    problem: _Problem,
+    model_normals: FloatArray,
+    model_centers: FloatArray,
+    rotation: FloatArray,
+    translation: FloatArray,
+    candidates: NDArray[np.int64],
+    detections: NDArray[np.int64] | None = None,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """One-to-one (detection, model facelet) matches among candidate facelets and detections."""
+    facing = _facing(model_normals[candidates], model_centers[candidates], rotation, translation)
+    visible = candidates[facing]
+    pool = np.arange(len(problem.centers)) if detections is None else detections
+    predicted = project(model_centers[visible], rotation, translation, problem.matrix)
+    expected = _expected_sizes(
+        problem, model_normals[visible], model_centers[visible], rotation, translation
+    )
+    ratio = problem.sizes[pool][:, None] / np.maximum(expected[None, :], 1e-6)
+    compatible = (ratio > SIZE_RATIO_RANGE[0]) & (ratio < SIZE_RATIO_RANGE[1])
+    matched, _ = _match(
+        predicted, problem.centers[pool], problem.sizes[pool], MATCH_TOLERANCE, compatible
+    )
+    hit = np.nonzero(matched >= 0)[0]
+    return pool[hit].astype(np.int64), visible[matched[hit]].astype(np.int64)
+
+
+def _expected_sizes(
+    problem: _Problem,
+    normals: FloatArray,
+    centers: FloatArray,
+    rotation: FloatArray,
+    translation: FloatArray,
+) -> FloatArray:
+    """Expected edge length (pixels, square root of area) of each facelet's projected sticker.
+
+    A small planar patch of area A at camera position r, tilted by theta from the line of sight,
+    covers A cos(theta) f^2 |r| / z^3 pixels.
+    """
+    in_camera = centers @ rotation.T + translation
+    distance = np.linalg.norm(in_camera, axis=1)
+    cosine = np.clip(-np.einsum("ij,ij->i", normals @ rotation.T, in_camera) / distance, 0.0, 1.0)
+    focal2 = problem.matrix[0, 0] * problem.matrix[1, 1]
+    area = (
+        problem.sticker_area_mm2
+        * cosine
+        * focal2
+        * distance
+        / np.maximum(in_camera[:, 2], 1e-6) ** 3
+    )
+    return np.asarray(np.sqrt(area), dtype=np.float64)
+
+
+def _pnp(
+    problem: _Problem,
+    detections: NDArray[np.int64],
+    facelets: NDArray[np.int64],
+    model_corners: FloatArray,
+    rvec: FloatArray,
+    tvec: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """Refine a pose with every matched sticker corner (iterative PnP from the current pose)."""
+    rotation = rotation_matrix(rvec)
+    object_points = model_corners[facelets].reshape(-1, 3)
+    projected = project(model_corners[facelets], rotation, tvec, problem.matrix)
+    image_points = _best_rolls(projected, problem.corners[detections]).reshape(-1, 2)
+    rvec_new, tvec_new = cv2.solvePnPRefineLM(
+        object_points,
+        image_points,
+        problem.matrix,
+        None,
+        rvec.copy().reshape(3, 1),
+        tvec.copy().reshape(3, 1),
+    )
+    return np.asarray(rvec_new, np.float64).reshape(3), np.asarray(tvec_new, np.float64).reshape(3)
+
+
+def _refine_body(
+    problem: _Problem, rvec: FloatArray, tvec: FloatArray, rounds: int = 3
+) -> tuple[FloatArray, FloatArray]:
+    model = problem.model
+    all_facelets = np.arange(model.facelet_count, dtype=np.int64)
+    for _ in range(rounds):
+        rotation = rotation_matrix(rvec)
+        detections, facelets = _correspondences(
+            problem, model.facelet_normals, model.facelet_centers, rotation, tvec, all_facelets
+        )
+        if len(detections) < 2:
+            break
+        rvec, tvec = _pnp(problem, detections, facelets, problem.model_corners, rvec, tvec)
+    return rvec, tvec
+
+
+def _body_poses(
+    problem: _Problem, seeds: int = 3, count: int = 2
+) -> list[tuple[FloatArray, FloatArray, float]]:
+    """The most promising distinct body poses (from seed-sticker hypotheses), refined.
+
+    Several are kept because with a part turned, the facelets of the rest of the body can fit
+    a pose shifted by one layer almost as well; only fitting the parts tells them apart.
+    """
+    model = problem.model
+    # Seeds: the largest patches (the most accurate single-sticker poses) and the patches most
+    # like a typical sticker (the largest ones are sometimes clutter).
+    typical = np.abs(np.log(problem.sizes / np.median(problem.sizes)))
+    order = list(dict.fromkeys([*np.argsort(-problem.sizes)[:seeds], *np.argsort(typical)[:seeds]]))
+    representatives = _orbit_representatives(model)
+    rvecs_found: list[FloatArray] = []
+    tvecs_found: list[FloatArray] = []
+    for seed in order:
+        image_corners = problem.corners[seed]
+        for facelet in representatives:
+            object_corners = problem.model_corners[facelet]
+            for roll in range(len(image_corners)):
+                rolled = np.roll(image_corners, -roll, axis=0)
+                try:
+                    if len(rolled) == 3:
+                        # A triangle sticker: the perspective-3-point solutions (up to four).
+                        count, rvecs, tvecs = cv2.solveP3P(
+                            object_corners, rolled, problem.matrix, None, flags=cv2.SOLVEPNP_P3P
+                        )
+                    else:
+                        count, rvecs, tvecs, _ = cv2.solvePnPGeneric(
+                            object_corners, rolled, problem.matrix, None, flags=cv2.SOLVEPNP_IPPE
+                        )
+                except cv2.error:
+                    continue
+                for rvec, tvec in zip(rvecs[:count], tvecs[:count], strict=True):
+                    rvecs_found.append(np.asarray(rvec, np.float64).reshape(3))
+                    tvecs_found.append(np.asarray(tvec, np.float64).reshape(3))
+    if not rvecs_found:
+        return []
+    rotations = np.stack([rotation_matrix(rvec) for rvec in rvecs_found])
+    counts, residuals = _score_poses(problem, rotations, np.stack(tvecs_found))
+    ranked = np.lexsort((residuals, -counts))
+    hypotheses = [
+        (float(counts[k]), float(residuals[k]), rvecs_found[k], tvecs_found[k]) for k in ranked
+    ]
+    refined: list[tuple[float, float, FloatArray, FloatArray]] = []
+    for score, _, rvec, tvec in hypotheses[:4]:
+        if score < 2:
+            break
+        rvec, tvec = _refine_body(problem, rvec, tvec, rounds=2)
+        rotation = rotation_matrix(rvec)
+        if any(_same_pose(model, rotation, tvec, other[2], other[3]) for other in refined):
+            continue
+        refined_score, refined_residual = _score_pose(problem, rotation, tvec)
+        refined.append((refined_score, refined_residual, rvec, tvec))
+    refined.sort(key=lambda item: (-item[0], item[1]))
+    return [(rvec, tvec, score) for score, _, rvec, tvec in refined[:count]]
+
+
+def _same_pose(
+    model: PuzzleModel,
+    rotation: FloatArray,
+    tvec: FloatArray,
+    other_rvec: FloatArray,
+    other_tvec: FloatArray,
+) -> bool:
+    """Whether two body poses place the puzzle alike (up to its own symmetry)."""
+    if np.linalg.norm(tvec - other_tvec) > 0.1 * model.radius:
+        return False
+    other = rotation_matrix(other_rvec)
+    relative = rotation.T @ other
+    return any(np.abs(relative - symmetry).max() < 0.1 for symmetry in model.symmetries)
+
+
+@functools.cache
+def _grid_rotations(
+    direction: tuple[float, float, float], step_deg: float, grid_deg: float = GRID_STEP_DEG
+) -> tuple[FloatArray, FloatArray]:
+    """Search angles in [-step/2, step/2) and their rotation matrices about `direction`."""
+    half = step_deg / 2.0
+    angles = np.arange(-half, half, grid_deg)
+    matrices = np.stack([rotation_about(np.asarray(direction), float(a)) for a in angles])
+    return angles, matrices
+
+
+def _turned_model(
+    model: PuzzleModel, axis_index: int, angles: Sequence[float]
+) -> tuple[FloatArray, FloatArray]:
+    """Facelet centres and normals with every part of one axis turned by its angle."""
+    axis = model.axes[axis_index]
+    centers = model.facelet_centers.copy()
+    normals = model.facelet_normals.copy()
+    for part, angle in enumerate(angles):
+        if angle == 0.0:
+            continue
+        selected = axis.facelet_part == part
+        turn = rotation_about(axis.direction, angle)
+        centers[selected] = centers[selected] @ turn.T
+        normals[selected] = normals[selected] @ turn.T
+    return centers, normals
+
+
+def _grid_search_part(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    axis_index: int,
+    part: int,
+    angles: Sequence[float],
+    pool: NDArray[np.int64],
+    grid_deg: float = GRID_STEP_DEG,
+) -> float | None:
+    """Best grid angle of one part with the others fixed, scoring all parts together.
+
+    Scoring the union means a part cannot gain by covering detections its neighbours already
+    explain: only its own facelets raise the score.
+    """
+    model = problem.model
+    axis = model.axes[axis_index]
+    mine = axis.facelet_part == part
+    centers, normals = _turned_model(model, axis_index, angles)
+    others = ~mine
+    facing_others = _facing(normals[others], centers[others], rotation, translation)
+    fixed = project(centers[others][facing_others], rotation, translation, problem.matrix)
+    grid, matrices = _grid_rotations(
+        tuple(float(v) for v in axis.direction), axis.step_deg, grid_deg
+    )
+    own_centers = np.einsum("aij,nj->ani", matrices, model.facelet_centers[mine])
+    own_normals = np.einsum("aij,nj->ani", matrices, model.facelet_normals[mine])
+    facing = _facing(own_normals, own_centers, rotation, translation)
+    predicted = project(own_centers, rotation, translation, problem.matrix)
+    batch = len(grid)
+    combined = np.concatenate([np.broadcast_to(fixed, (batch, *fixed.shape)), predicted], axis=1)
+    valid = np.concatenate([np.ones((batch, len(fixed)), bool), facing], axis=1)
+    counts, residual = _nearest_counts(combined, valid, problem.centers[pool], problem.sizes[pool])
+    if not np.any(facing):
+        return None
+    best = int(np.lexsort((residual, -counts))[0])
+    return float(grid[best])
+
+
+def _match_axis(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    axis_index: int,
+    angles: Sequence[float],
+    pool: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """One-to-one matches of pool detections to facelets with the axis's parts turned."""
+    centers, normals = _turned_model(problem.model, axis_index, angles)
+    return _correspondences(
+        problem,
+        normals,
+        centers,
+        rotation,
+        translation,
+        np.arange(problem.model.facelet_count, dtype=np.int64),
+        pool,
+    )
+
+
+def _fit_axis(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    axis_index: int,
+    pool: NDArray[np.int64] | None,
+    sweeps: int = 2,
+) -> tuple[list[PartAngle | None], NDArray[np.int64]]:
+    """Every part of one axis: angles and the snapped model facelet of each detection.
+
+    Coordinate descent from the body pose (every part at 0): each part's angle is searched on a
+    grid with the others fixed, then all detections are matched at once and each part's angle is
+    refined by least squares on its own matches.
+    """
+    model = problem.model
+    axis = model.axes[axis_index]
+    parts = len(axis.part_names)
+    detections_pool = np.arange(len(problem.centers)) if pool is None else pool
+    assignment = np.full(len(problem.centers), -1, np.int64)
+    if len(detections_pool) == 0:
+        return [None] * parts, assignment
+    angles = [0.0] * parts
+    sigmas = [np.inf] * parts
+    counts = [0] * parts
+    for _sweep in range(sweeps):
+        for part in range(parts):
+            found = _grid_search_part(
+                problem,
+                rotation,
+                translation,
+                axis_index,
+                part,
+                angles,
+                detections_pool,
+                GRID_STEP_DEG if sweeps > 1 else QUICK_GRID_STEP_DEG,
+            )
+            if found is not None:
+                angles[part] = found
+        detections, facelets = _match_axis(
+            problem, rotation, translation, axis_index, angles, detections_pool
+        )
+        owner = axis.facelet_part[facelets]
+        for part in range(parts):
+            mine = owner == part
+            counts[part] = int(mine.sum())
+            if counts[part] == 0:
+                continue
+            angles[part], sigmas[part] = _refine_angle(
+                problem,
+                rotation,
+                translation,
+                axis.direction,
+                angles[part],
+                detections[mine],
+                facelets[mine],
+            )
+    detections, facelets = _match_axis(
+        problem, rotation, translation, axis_index, angles, detections_pool
+    )
+    owner = axis.facelet_part[facelets]
+    half = axis.step_deg / 2.0
+    centers, normals = _turned_model(model, axis_index, angles)
+    in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
+    result: list[PartAngle | None] = []
+    for part in range(parts):
+        mine = owner == part
+        expected = int(np.sum(in_view & (axis.facelet_part == part)))
+        # A tiny part (a Pyraminx tip: three facelets, one per face) may show only one; its
+        # corners alone fix its angle. Larger parts need two.
+        needed = 1 if int(np.sum(axis.facelet_part == part)) <= 3 else MIN_PART_FACELETS
+        if int(mine.sum()) < needed or mine.sum() < MIN_PART_COVERAGE * expected:
+            # One facelet is no evidence of a layer's angle (it may be clutter next to it), and
+            # a part whose facelets mostly are not where its angle puts them is not measured:
+            # its real facelets are hidden or missed, and what matched may be something else.
+            result.append(None)
+            continue
+        angle = angles[part]
+        snapped = facelets[mine]
+        steps = int(np.floor((angle + half) / axis.step_deg))
+        if steps:
+            # Report the angle within half a step of aligned; the matched facelets then snap
+            # to the positions that many steps along (the part's nearest aligned position).
+            angle -= steps * axis.step_deg
+            snapped = model.facelet_permutation(
+                rotation_about(axis.direction, steps * axis.step_deg)
+            )[snapped]
+        assignment[detections[mine]] = snapped
+        result.append(PartAngle(float(angle), float(sigmas[part]), int(mine.sum())))
+    return result, assignment
+
+
+def _refine_angle(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    direction: FloatArray,
+    angle: float,
+    detections: NDArray[np.int64],
+    facelets: NDArray[np.int64],
+) -> tuple[float, float]:
+    """Gauss-Newton on the corner reprojection error over one rotation angle (degrees)."""
+    base = problem.model_corners[facelets].reshape(-1, 3)  # (m * K, 3)
+    first = project(
+        base @ rotation_about(direction, angle).T, rotation, translation, problem.matrix
+    ).reshape(len(facelets), -1, 2)
+    targets = _best_rolls(first, problem.corners[detections]).reshape(-1, 2)
+    focal = np.diag(problem.matrix)[:2]
+    centre = problem.matrix[:2, 2]
+    axis_in_camera = rotation @ direction
+    sigma = np.inf
+    for _ in range(4):
+        # Camera-frame points and their derivative: d/dtheta (R_turn X) = axis x (R_turn X).
+        points = base @ (rotation @ rotation_about(direction, angle)).T + translation
+        moving = np.cross(axis_in_camera, points - translation) * (np.pi / 180.0)
+        depth = points[:, 2:3]
+        here = points[:, :2] / depth * focal + centre
+        derivative = (moving[:, :2] * depth - points[:, :2] * moving[:, 2:3]) / depth**2 * focal
+        residual = (here - targets).reshape(-1)
+        jacobian = derivative.reshape(-1)
+        normal = float(jacobian @ jacobian)
+        if normal <= 1e-12:
+            break
+        delta = -float(jacobian @ residual) / normal
+        angle += float(np.clip(delta, -5.0, 5.0))
+        dof = max(len(residual) - 1, 1)
+        variance = float(residual @ residual) / dof
+        sigma = float(np.sqrt(variance / normal))
+        if abs(delta) < 1e-3:
+            break
+    return angle, sigma
+
+
+def _wrap(angle: float, step: float) -> float:
+    half = step / 2.0
+    return float((angle + half) % step - half)
+
+
+#: Starting guess of sticker size / cell size (refined per view from the detections).
+STICKER_FRACTION = 0.86
+
+
+def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) -> float | None:
+    """Sticker size relative to its cell, from detected vs projected cell areas."""
+    model = problem.model
+    rotation = rotation_matrix(rvec)
+    detections, facelets = _correspondences(
+        problem,
+        model.facelet_normals,
+        model.facelet_centers,
+        rotation,
+        tvec,
+        np.arange(model.facelet_count, dtype=np.int64),
+    )
+    if len(detections) < 3:
+        return None
+    cells = project(_oriented_corners(model)[facelets], rotation, tvec, problem.matrix)
+    cell_areas = np.abs([cv2.contourArea(c.astype(np.float32)) for c in cells])
+    ratios = problem.sizes[detections] ** 2 / np.maximum(cell_areas, 1e-6)
+    return float(np.clip(np.sqrt(np.median(ratios)), 0.5, 1.0))
+
+
+def _reference(
+    problem: _Problem,
+    axis_index: int,
+    angles: list[PartAngle | None],
+    assignment: NDArray[np.int64],
+) -> tuple[float, NDArray[np.int64]]:
+    """The best-seen part's angle on the active axis, and the detections aligned with it.
+
+    The other axes are measured only on these detections, with the body turned by that angle:
+    a part turned on the active axis carries its facelets away from where the other axes'
+    parts would put them.
+    """
+    axis = problem.model.axes[axis_index]
+    measured = [(a.facelets, a.angle_deg) for a in angles if a is not None]
+    if not measured:
+        return 0.0, np.nonzero(assignment >= 0)[0]
+    reference = max(measured)[1]
+    aligned = {
+        part
+        for part, a in enumerate(angles)
+        if a is not None and abs(_wrap(a.angle_deg - reference, axis.step_deg)) < 4.0
+    }
+    matched = np.nonzero(assignment >= 0)[0]
+    keep = [d for d in matched if int(axis.facelet_part[assignment[d]]) in aligned]
+    return reference, np.asarray(keep, dtype=np.int64)
+
+
+def fit_geometry(
+    facelets: tuple[Facelet, ...], model: PuzzleModel, intrinsics: Intrinsics
+) -> GeometryFit:
+    """Stage 3: body pose, every part's angle, and the snapped model facelet of each detection."""
+    count = len(facelets)
+    empty = GeometryFit(
+        found=False,
+        rvec=np.zeros(3),
+        tvec=np.zeros(3),
+        assignment=np.full(count, -1, np.int64),
+        part_angles=tuple(tuple(None for _ in axis.part_names) for axis in model.axes),
+        pairs=(),
+        active_axis=-1,
+        reprojection_px=np.inf,
+        inlier_fraction=0.0,
+        confidence=0.0,
+        problems=(),
+    )
+    sides = model.facelet_corners.shape[1]
+    usable = np.array(
+        [i for i, f in enumerate(facelets) if f.corners_px.shape[0] == sides], np.int64
+    )
+    if len(usable) < MIN_INLIERS:
+        return replace(empty, problems=(f"only {len(usable)} facelet-like patches found",))
+    corners = intrinsics.undistort(np.stack([facelets[i].corners_px for i in usable]))
+    problem = _Problem(
+        model=model,
+        matrix=intrinsics.camera_matrix,
+        corners=corners,
+        centers=corners.mean(axis=1),
+        sizes=np.sqrt(np.abs([cv2.contourArea(c.astype(np.float32)) for c in corners])),
+        model_corners=_sticker_corners(model, STICKER_FRACTION),
+        sticker_area_mm2=_sticker_area(model, STICKER_FRACTION),
+    )
+    bodies = _body_poses(problem)
+    if not bodies or bodies[0][2] < MIN_INLIERS * 0.5:
+        return replace(empty, problems=("facelets do not fit the puzzle's shape",))
+    fraction = _estimate_fraction(problem, bodies[0][0], bodies[0][1])
+    if fraction is not None:
+        problem.model_corners = _sticker_corners(model, fraction)
+        problem.sticker_area_mm2 = _sticker_area(model, fraction)
+    best: (
+        tuple[
+            tuple[int, float],
+            FloatArray,
+            FloatArray,
+            int,
+            list[PartAngle | None],
+            NDArray[np.int64],
+        ]
+        | None
+    ) = None
+    for rvec, tvec, _ in bodies:
+        if best is not None and best[0][0] >= EXPLAINED_ENOUGH * len(usable):
+            break  # the first pose explains (nearly) everything: no other is worth trying
+        rvec, tvec = _refine_body(problem, rvec, tvec, rounds=1)
+        rotation = rotation_matrix(rvec)
+        # A quick look at every axis picks the one whose parts explain the facelets best.
+        for axis_index in range(len(model.axes)):
+            angles, axis_assignment = _fit_axis(problem, rotation, tvec, axis_index, None, sweeps=1)
+            trial: list[list[PartAngle | None]] = [[] for _ in model.axes]
+            trial[axis_index] = angles
+            error = _rms(
+                problem,
+                rotation,
+                tvec,
+                _turned_corners(problem, trial, axis_index),
+                axis_assignment,
+            )
+            key = (int((axis_assignment >= 0).sum()), -error)
+            if best is None or key > best[0]:
+                best = (key, rvec, tvec, axis_index, angles, axis_assignment)
+    assert best is not None
+    _, rvec, tvec, active_axis, active_angles, assignment = best
+    part_angles: list[list[PartAngle | None]] = [[] for _ in model.axes]
+    part_angles[active_axis] = active_angles
+    turned = _turned_corners(problem, part_angles, active_axis)
+    detections = np.nonzero(assignment >= 0)[0]
+    if len(detections) >= MIN_INLIERS:
+        rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
+    rotation = rotation_matrix(rvec)
+    part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
+    reference, pool = _reference(problem, active_axis, part_angles[active_axis], assignment)
+    reference_rotation = rotation @ rotation_about(model.axes[active_axis].direction, reference)
+    for axis_index in range(len(model.axes)):
+        if axis_index != active_axis:
+            part_angles[axis_index] = _fit_axis(
+                problem, reference_rotation, tvec, axis_index, pool, sweeps=1
+            )[0]
+
+    rms = _rms(
+        problem, rotation, tvec, _turned_corners(problem, part_angles, active_axis), assignment
+    )
+    assignment = _drop_doubtful_placements(
+        problem, rotation, tvec, active_axis, part_angles, assignment
+    )
+    detections = np.nonzero(assignment >= 0)[0]
+    full_assignment = np.full(count, -1, np.int64)
+    full_assignment[usable] = assignment
+    inlier_fraction = len(detections) / count
+    found = len(detections) >= MIN_INLIERS
+    confidence = float(
+        np.clip(inlier_fraction, 0, 1)
+        * np.exp(-rms / max(float(np.median(problem.sizes)) * 0.1, 1e-6))
+    )
+    problems: tuple[str, ...] = () if found else ("too few facelets match the puzzle's shape",)
+    return GeometryFit(
+        found=found,
+        rvec=rvec,
+        tvec=tvec,
+        assignment=full_assignment,
+        part_angles=tuple(tuple(angles) for angles in part_angles),
+        pairs=_pairs(model, part_angles),
+        active_axis=active_axis,
+        reprojection_px=rms,
+        inlier_fraction=inlier_fraction,
+        confidence=confidence,
+        problems=problems,
+    )
+
+
+#: A placed detection must sit this close (in sticker sizes) to its facelet's predicted centre,
+PLACEMENT_TOLERANCE = 0.3
+#: and this much closer to it than to any other visible facelet's, and have about its size (a
+#: sticker half hidden under a turned layer has its centre displaced).
+PLACEMENT_MARGIN = 0.5
+PLACEMENT_SIZE_RANGE = (0.6, 1.5)
+
+
+def _drop_doubtful_placements(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    active_axis: int,
+    part_angles: list[list[PartAngle | None]],
+    assignment: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """Unplace detections that could as well be a neighbouring facelet.
+
+    One facelet read at the wrong place can turn a solved puzzle into "two moves away"; a
+    facelet left unseen only widens what the rules engine considers.
+    """
+    model = problem.model
+    angles = (
+        [a.angle_deg if a is not None else 0.0 for a in part_angles[active_axis]]
+        if active_axis >= 0
+        else []
+    )
+    centers, normals = (
+        _turned_model(model, active_axis, angles)
+        if active_axis >= 0
+        else (model.facelet_centers, model.facelet_normals)
+    )
+    visible = _facing(normals, centers, rotation, translation)
+    predicted = project(centers, rotation, translation, problem.matrix)
+    expected = _expected_sizes(problem, normals, centers, rotation, translation)
+    result = assignment.copy()
+    for detection in np.nonzero(assignment >= 0)[0]:
+        facelet = assignment[detection]
+        gaps = np.linalg.norm(predicted - problem.centers[detection], axis=1)
+        own = gaps[facelet]
+        others = np.where(visible, gaps, np.inf)
+        others[facelet] = np.inf
+        ratio = problem.sizes[detection] / max(float(expected[facelet]), 1e-6)
+        if (
+            own > PLACEMENT_TOLERANCE * problem.sizes[detection]
+            or own > PLACEMENT_MARGIN * others.min()
+            or not PLACEMENT_SIZE_RANGE[0] <= ratio <= PLACEMENT_SIZE_RANGE[1]
+        ):
+            result[detection] = -1
+    return result
+
+
+def _rms(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    turned: FloatArray,
+    assignment: NDArray[np.int64],
+) -> float:
+    """Median over the assigned detections of their RMS corner reprojection error (pixels).
+
+    The median, because a few stickers cut by a turned layer's overhang fit badly however good
+    the fit is; a wrong fit misses most of them.
+    """
+    detections = np.nonzero(assignment >= 0)[0]
+    if len(detections) == 0:
+        return float("inf")
+    projected = project(turned[assignment[detections]], rotation, translation, problem.matrix)
+    residuals = _best_rolls(projected, problem.corners[detections]) - projected
+    per_detection = np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
+    return float(np.median(per_detection))
+
+
+def _turned_corners(
+    problem: _Problem, part_angles: list[list[PartAngle | None]], axis_index: int
+) -> FloatArray:
+    turned = problem.model_corners.copy()
+    if axis_index < 0:
+        return turned
+    axis = problem.model.axes[axis_index]
+    for part, measured in enumerate(part_angles[axis_index]):
+        if measured is None:
+            continue
+        selected = axis.facelet_part == part
+        turned[selected] = turned[selected] @ rotation_about(axis.direction, measured.angle_deg).T
+    return turned
+
+
+def _pairs(model: PuzzleModel, part_angles: list[list[PartAngle | None]]) -> tuple[PairAngle, ...]:
+    pairs = []
+    for axis, angles in zip(model.axes, part_angles, strict=True):
+        for lower, upper in axis.pairs:
+            first, second = angles[lower], angles[upper]
+            if first is None or second is None:
+                continue
+            pairs.append(
+                PairAngle(
+                    axis=axis.name,
+                    parts=(axis.part_names[lower], axis.part_names[upper]),
+                    angle_deg=_wrap(second.angle_deg - first.angle_deg, axis.step_deg),
+                    sigma_deg=float(np.hypot(first.sigma_deg, second.sigma_deg)),
+                    facelets=min(first.facelets, second.facelets),
+                )
+            )
+    return tuple(pairs)

@@ -1,0 +1,195 @@
+"""Stage 1: find where puzzles are in a frame, and whether the frame is usable at all.
+
+A puzzle shows up as a tight cluster of similar-sized sticker-like patches; clutter gives
+isolated patches or patches of very different sizes. Patches are linked when they are about one
+sticker pitch apart and of similar size; each linked group of a few patches is a candidate
+region. A frame too dark to judge is refused here; `edge_width` measures blur for the pipeline,
+which also checks that the fitted puzzle lies inside the frame, so that later stages never
+guess on an unusable image.
+
+A learned detector can replace `find_puzzles` as long as it returns a `PuzzleSearch`.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.quads import Patch, brightness, find_patches
+
+logger = logging.getLogger(__name__)
+
+#: Below this mean brightness (0..255) a frame is too dark to judge.
+MIN_MEAN_BRIGHTNESS = 25.0
+#: Fewest linked patches that make a puzzle candidate (a 2x2x2 face shows 4).
+MIN_PATCHES = 3
+#: Stage 1 looks at a copy of the frame this wide (pixels): enough for stickers, and fast.
+SEARCH_WIDTH = 640
+
+
+@dataclass(frozen=True, eq=False)
+class PuzzleRegion:
+    """One candidate puzzle: its patches, outline and how sure we are that it is a puzzle."""
+
+    patches: tuple[Patch, ...]
+    outline_px: NDArray[np.float64]  # (P, 2) convex hull of the patches
+    sticker_px: float  # median patch edge length, pixels
+    touches_border: bool
+    confidence: float
+
+    @property
+    def bbox(self) -> tuple[int, int, int, int]:
+        x, y, w, h = cv2.boundingRect(self.outline_px.astype(np.float32))
+        return int(x), int(y), int(w), int(h)
+
+
+@dataclass(frozen=True, eq=False)
+class PuzzleSearch:
+    """Stage 1 result: candidate regions (most likely first) and frame-level problems."""
+
+    candidates: tuple[PuzzleRegion, ...]
+    mean_brightness: float
+    problems: tuple[str, ...]  # reasons the frame cannot be judged, empty if usable
+
+    @property
+    def usable(self) -> bool:
+        return not self.problems
+
+
+def _link_groups(patches: tuple[Patch, ...]) -> list[list[int]]:
+    """Connected groups of patches about one pitch apart and of similar size."""
+    count = len(patches)
+    if count == 0:
+        return []
+    centers = np.array([patch.center for patch in patches])
+    sizes = np.array([patch.size for patch in patches])
+    distance = np.linalg.norm(centers[:, None, :] - centers[None, :, :], axis=2)
+    larger = np.maximum(sizes[:, None], sizes[None, :])
+    ratio = larger / np.minimum(sizes[:, None], sizes[None, :])
+    # Neighbours are one pitch apart (about 1.2 sticker sizes), diagonal ones 1.7; a face seen
+    # at a grazing angle has stickers up to ~3 times smaller than a face seen square on.
+    linked = (distance < 2.0 * larger) & (ratio < 3.0)
+    parent = list(range(count))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j in zip(*np.nonzero(np.triu(linked, 1)), strict=True):
+        parent[root(int(i))] = root(int(j))
+    groups: dict[int, list[int]] = {}
+    for i in range(count):
+        groups.setdefault(root(i), []).append(i)
+    return sorted(groups.values(), key=len, reverse=True)
+
+
+def _region(patches: tuple[Patch, ...], shape: tuple[int, int]) -> PuzzleRegion:
+    corners = np.concatenate([patch.corners for patch in patches]).astype(np.float32)
+    hull = cv2.convexHull(corners).reshape(-1, 2).astype(np.float64)
+    sizes = np.array([patch.size for patch in patches])
+    sticker = float(np.median(sizes))
+    height, width = shape
+    margin = 0.5 * sticker
+    touches = bool(
+        hull[:, 0].min() < margin
+        or hull[:, 1].min() < margin
+        or hull[:, 0].max() > width - 1 - margin
+        or hull[:, 1].max() > height - 1 - margin
+    )
+    regularity = float(np.clip(1.0 - np.std(sizes) / max(sticker, 1e-6), 0.0, 1.0))
+    confidence = float(np.clip(len(patches) / 9.0, 0.0, 1.0) * (0.5 + 0.5 * regularity))
+    return PuzzleRegion(
+        patches=patches,
+        outline_px=hull,
+        sticker_px=sticker,
+        touches_border=touches,
+        confidence=confidence,
+    )
+
+
+def find_puzzles(image: NDArray[np.uint8], *, sides: int = 4) -> PuzzleSearch:
+    """Stage 1: candidate puzzle regions in a BGR frame, most patches first."""
+    if image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
+        raise ValueError(f"expected a BGR image of shape (H, W, 3), got {image.shape}")
+    mean_brightness = float(brightness(image).mean())
+    problems: list[str] = []
+    if mean_brightness < MIN_MEAN_BRIGHTNESS:
+        problems.append(f"image too dark (mean brightness {mean_brightness:.0f} of 255)")
+        return PuzzleSearch((), mean_brightness, tuple(problems))
+    factor = min(1.0, SEARCH_WIDTH / image.shape[1])
+    small = (
+        image
+        if factor == 1.0
+        else np.asarray(
+            cv2.resize(image, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA), np.uint8
+        )
+    )
+    patches = tuple(
+        Patch(corners=patch.corners / factor, area=patch.area / factor**2, fill=patch.fill)
+        for patch in find_patches(small, sides=sides, min_area=30.0, refine=False, method="edges")
+    )
+    groups = [group for group in _link_groups(patches) if len(group) >= MIN_PATCHES]
+    regions = [
+        _region(tuple(patches[i] for i in group), (image.shape[0], image.shape[1]))
+        for group in groups
+    ]
+    regions.sort(key=lambda region: (len(region.patches), region.confidence), reverse=True)
+    if not regions:
+        problems.append("no puzzle found (no group of sticker-like patches)")
+    return PuzzleSearch(tuple(regions), mean_brightness, tuple(problems))
+
+
+def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) -> float | None:
+    """Median 20-80 % width (pixels) of the brightness step across the outlines' sides.
+
+    Each side is probed at its middle along its normal, from inside the facelet to beyond its
+    gap; the step from the facelet's own brightness to the gap's (darker or brighter) is
+    measured where it is steep. None if no side has enough contrast to measure.
+    """
+    value = brightness(image)
+    height, width = value.shape
+    middles, normals, sizes = [], [], []
+    for corners in outlines:
+        center = corners.mean(axis=0)
+        size = float(np.sqrt(abs(cv2.contourArea(corners.astype(np.float32)))))
+        if size < 6:
+            continue
+        middle = (corners + np.roll(corners, -1, axis=0)) / 2.0
+        normal = middle - center
+        normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-6)
+        middles.append(middle)
+        normals.append(normal)
+        sizes.append(np.full(len(middle), size))
+    if not middles:
+        return None
+    middle_all = np.concatenate(middles)
+    normal_all = np.concatenate(normals)
+    size_all = np.concatenate(sizes)
+    fractions = np.linspace(-0.3, 0.3, 31)  # of the facelet size, along the outward normal
+    steps = fractions[None, :] * size_all[:, None]  # (sides, samples) in pixels
+    points = middle_all[:, None, :] + steps[..., None] * normal_all[:, None, :]
+    xs = np.clip(np.rint(points[..., 0]).astype(int), 0, width - 1)
+    ys = np.clip(np.rint(points[..., 1]).astype(int), 0, height - 1)
+    profiles = value[ys, xs].astype(np.float64)
+    inside = np.median(profiles[:, fractions < -0.15], axis=1)
+    beyond = profiles[:, (fractions > 0) & (fractions < 0.15)]
+    extreme = beyond[np.arange(len(beyond)), np.argmax(np.abs(beyond - inside[:, None]), axis=1)]
+    contrast = extreme - inside
+    usable = np.abs(contrast) >= 25.0
+    if not np.any(usable):
+        return None
+    scaled = (profiles[usable] - inside[usable, None]) / contrast[usable, None]
+    outward = fractions > -0.15
+    low = np.argmax(outward[None, :] & (scaled >= 0.2), axis=1)
+    high = np.argmax(outward[None, :] & (scaled >= 0.8), axis=1)
+    valid = (high >= low) & np.any(outward[None, :] & (scaled >= 0.8), axis=1)
+    if not np.any(valid):
+        return None
+    widths = (fractions[high] - fractions[low]) * size_all[usable]
+    return float(np.median(widths[valid]))

@@ -1,0 +1,130 @@
+"""Stickers that are not there: facelets the fit says face the camera, where the image is body.
+
+A sticker (or a centre cap) that came off leaves the bare plastic of the body: inside the
+facelet's cell the image is as dark as the gaps between stickers. That matters to the verdict
+(two missing stickers are DNF, KCA Art. 10.2), and an undetected sticker must not be mistaken
+for it, so a facelet is called missing only where every condition holds: the cube is nearly
+aligned (no turned part can hide it), it faces the camera squarely, it lies inside the frame,
+no detection was placed on it, and its inside is about as dark as the gaps around the stickers
+that were seen, and grey. A dark grey patch detected where the sticker was (bare plastic
+against a bright background forms a patch too) counts as missing as well.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix
+from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.model import PuzzleModel
+from judgecam.vision.quads import brightness
+from judgecam.vision.segment import Facelet
+
+logger = logging.getLogger(__name__)
+
+#: Facelets are only checked when every part is within this angle of aligned (degrees).
+MAX_PART_ANGLE_DEG = 8.0
+#: ... and when they face the camera at least this squarely (cosine).
+MIN_FACING = 0.35
+#: A facelet's inside darker than gap + this fraction of (sticker - gap) brightness is bare body.
+DARKNESS_FRACTION = 0.2
+#: Only a tight fit is trusted to say where a sticker should be: most patches placed, and a
+#: corner reprojection error (RMS) below this fraction of a sticker.
+MIN_INLIER_FRACTION = 0.85
+MAX_REPROJECTION = 0.08
+#: Bare body is grey: max - min of B, G, R below this (0..255) on average.
+MAX_CHROMA = 30.0
+#: Fewest seen stickers needed to know what a sticker and a gap look like here.
+MIN_REFERENCE_STICKERS = 6
+
+
+def _polygon_mean(value: NDArray[np.uint8], polygon: NDArray[np.float64]) -> float | None:
+    x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))
+    height, width = value.shape
+    if x < 0 or y < 0 or x + w >= width or y + h >= height or w < 2 or h < 2:
+        return None
+    mask = np.zeros((h + 1, w + 1), np.uint8)
+    cv2.fillPoly(mask, [np.rint(polygon - [x, y]).astype(np.int32)], 255)
+    if not np.any(mask):
+        return None
+    return float(cv2.mean(value[y : y + h + 1, x : x + w + 1], mask=mask)[0])
+
+
+def _chroma(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Per-pixel max(B, G, R) - min(B, G, R): 0 on greys, high on saturated colours."""
+    blue, green, red = cv2.split(image)
+    high = cv2.max(cv2.max(blue, green), red)
+    low = cv2.min(cv2.min(blue, green), red)
+    return np.asarray(cv2.subtract(high, low), dtype=np.uint8)
+
+
+def missing_facelets(
+    image: NDArray[np.uint8],
+    facelets: tuple[Facelet, ...],
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+) -> tuple[int, ...]:
+    """Model facelets (the fit's frame) that show bare body where a sticker should be."""
+    if not fit.found:
+        return ()
+    for angles in fit.part_angles:
+        # An unmeasured part may be turned (a slice under its neighbours): no judgement.
+        if any(a is None or abs(a.angle_deg) > MAX_PART_ANGLE_DEG for a in angles):
+            return ()
+    placed = fit.assignment[fit.assignment >= 0]
+    if len(placed) < MIN_REFERENCE_STICKERS or fit.inlier_fraction < MIN_INLIER_FRACTION:
+        return ()
+    sizes = [facelets[d].size_px for d in np.nonzero(fit.assignment >= 0)[0]]
+    if fit.reprojection_px > MAX_REPROJECTION * float(np.median(sizes)):
+        return ()  # a loose fit may put a cell on a gap or a hidden part: no judgement
+    value = brightness(image)
+    rotation = rotation_matrix(fit.rvec)
+    camera = intrinsics.camera_matrix
+    centers = model.facelet_centers
+    cells = model.facelet_corners
+
+    def pixels(points: NDArray[np.float64]) -> NDArray[np.float64]:
+        return intrinsics.distort(project(points, rotation, fit.tvec, camera))
+
+    inner = []
+    gaps = []
+    for index in placed:
+        center = centers[index][None, :]
+        inside = _polygon_mean(value, pixels(center + (cells[index] - center) * 0.5))
+        # The gap: a thin band just inside the cell's outline, outside any sticker.
+        band = _polygon_mean(value, pixels(center + (cells[index] - center) * 0.98))
+        core = _polygon_mean(value, pixels(center + (cells[index] - center) * 0.9))
+        if inside is not None:
+            inner.append(inside)
+        if band is not None and core is not None:
+            # mean over the 0.98 cell minus its 0.9 part, from the two area-weighted means
+            ring = (band * 0.98**2 - core * 0.9**2) / (0.98**2 - 0.9**2)
+            gaps.append(ring)
+    if len(inner) < MIN_REFERENCE_STICKERS or not gaps:
+        return ()
+    sticker_level = float(np.percentile(inner, 25))
+    gap_level = float(np.median(gaps))
+    if sticker_level - gap_level < 30.0:
+        return ()  # stickers and body look alike here (stickerless, or too dark): no judgement
+    threshold = gap_level + DARKNESS_FRACTION * (sticker_level - gap_level)
+    in_camera = centers @ rotation.T + fit.tvec
+    normals = model.facelet_normals @ rotation.T
+    facing = -np.einsum("ij,ij->i", normals, in_camera) / np.linalg.norm(in_camera, axis=1)
+    chroma = _chroma(image)
+    found = []
+    for index in np.nonzero(facing > MIN_FACING)[0]:
+        center = centers[index][None, :]
+        polygon = pixels(center + (cells[index] - center) * 0.5)
+        inside = _polygon_mean(value, polygon)
+        colour = _polygon_mean(chroma, polygon)
+        # Bare plastic is dark AND grey; a dark but coloured sticker in shadow is not missing.
+        if inside is not None and colour is not None and inside < threshold and colour < MAX_CHROMA:
+            found.append(int(index))
+    if found:
+        logger.debug("missing facelets %s (inside < %.0f)", found, threshold)
+    return tuple(found)

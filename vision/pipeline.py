@@ -1,0 +1,410 @@
+"""The whole of `judgecam check` as pure functions: images of one moment in, a verdict out.
+
+Per view: stage 1 (find the puzzle), 2 (facelets), 3 (geometry). Then, over all views, stage 4
+(colours, `judgecam.vision.colors`) and 5 (fusion and the rules engine). Anything that makes a
+frame unusable (too dark, too blurred, no puzzle, two puzzles, a puzzle cut by the frame edge)
+turns the verdict into `review` with the reason: the judge never guesses.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix
+from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
+from judgecam.vision.geometry import GeometryFit, fit_geometry
+from judgecam.vision.locate import PuzzleRegion, PuzzleSearch, edge_width, find_puzzles
+from judgecam.vision.missing import missing_facelets
+from judgecam.vision.model import PuzzleModel, puzzle_model
+from judgecam.vision.segment import FaceletSegmentation, segment_facelets
+
+if TYPE_CHECKING:
+    from judgecam.calibration.scheme import ColorScheme
+
+logger = logging.getLogger(__name__)
+
+#: Candidate regions fitted per view (the largest first); more would only be clutter.
+MAX_CANDIDATES = 3
+#: A second fitted puzzle with at least this many matched facelets means two puzzles.
+SECOND_PUZZLE_FACELETS = 6
+#: Edge width (20-80 %) above this fraction of a sticker's size means the view is too blurred:
+#: a Gaussian blur of sigma spreads an edge over 1.7 sigma, so this is sigma ~ 12 % of a sticker.
+MAX_EDGE_WIDTH_FRACTION = 0.2
+#: Below this colour confidence (stage 4's 0..1) a facelet's colour is too doubtful to judge on.
+MIN_COLOR_CONFIDENCE = 0.5
+
+
+@dataclass(frozen=True, eq=False)
+class ViewResult:
+    """Stages 1-3 on one image."""
+
+    name: str
+    image_size: tuple[int, int]  # (width, height)
+    intrinsics: Intrinsics
+    search: PuzzleSearch
+    segmentation: FaceletSegmentation | None
+    fit: GeometryFit | None
+    problems: tuple[str, ...]
+    timings_ms: tuple[tuple[str, float], ...]
+    missing: tuple[int, ...] = ()  # model facelets (fit frame) where a sticker is off
+
+    @property
+    def found(self) -> bool:
+        return self.fit is not None and self.fit.found and not self.problems
+
+
+@dataclass(frozen=True, eq=False)
+class CheckResult:
+    """The answer of `judgecam check`."""
+
+    puzzle: str
+    verdict: str
+    moves_from_solved: int | None
+    reasons: tuple[str, ...]
+    views: tuple[ViewResult, ...]
+    fusion: Fusion | None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+def _ms(start: float) -> float:
+    return (time.perf_counter() - start) * 1000.0
+
+
+def _cut_by_frame(
+    fit: GeometryFit, model: PuzzleModel, intrinsics: Intrinsics, size: tuple[int, int]
+) -> bool:
+    """True if part of the puzzle body projects outside the image."""
+    rotation = rotation_matrix(fit.rvec)
+    corners = model.facelet_corners.reshape(-1, 3)
+    pixels = intrinsics.distort(project(corners, rotation, fit.tvec, intrinsics.camera_matrix))
+    width, height = size
+    return bool(
+        pixels[:, 0].min() < 0
+        or pixels[:, 1].min() < 0
+        or pixels[:, 0].max() > width - 1
+        or pixels[:, 1].max() > height - 1
+    )
+
+
+def _blur_fraction(image: NDArray[np.uint8], segmentation: FaceletSegmentation) -> float:
+    """Edge width (20-80 %) relative to the median facelet size (0 = perfectly sharp)."""
+    outlines = [facelet.corners_px for facelet in segmentation.facelets]
+    width = edge_width(image, outlines)
+    if width is None or not outlines:
+        return 0.0
+    sizes = [facelet.size_px for facelet in segmentation.facelets]
+    return float(width / max(float(np.median(sizes)), 1e-6))
+
+
+#: At most this many odd-coloured facelets are each tried as unseen (see `_decisive_facelet`).
+MAX_ODD_FACELETS = 8
+
+
+def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
+    """A reason for review if reading one facelet as unseen would change the verdict.
+
+    One facelet placed wrong (a sticker half hidden under a turned layer, a reflection) can make
+    a solved puzzle look two moves away. The facelets that differ from their face's most common
+    colour are the ones that could; if the verdict does not survive leaving any one of them
+    unseen, a single reading decides it, which a judge must confirm.
+    """
+    from judgecam.puzzle import get_puzzle
+    from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation
+    from judgecam.puzzle.verdict import judge
+
+    labels = list(fusion.observation.facelets)
+    odd: list[int] = []
+    for face in range(len(model.face_names)):
+        members = [
+            i
+            for i in np.nonzero(model.facelet_face == face)[0]
+            if labels[i] not in (UNKNOWN, MISSING)
+        ]
+        if not members:
+            continue
+        names, counts = np.unique([labels[i] for i in members], return_counts=True)
+        common = names[int(np.argmax(counts))]
+        odd.extend(int(i) for i in members if labels[i] != common)
+    if not odd or len(odd) > MAX_ODD_FACELETS:
+        return None
+    spec = get_puzzle(model.name)
+    for index in odd:
+        trial = labels.copy()
+        trial[index] = UNKNOWN
+        verdict = judge(spec, Observation(model.name, tuple(trial), fusion.observation.pairs))
+        if verdict.verdict != fusion.verdict.verdict:
+            face_name = model.face_names[int(model.facelet_face[index])]
+            return (
+                f"one facelet decides the verdict (a {labels[index]} facelet on face {face_name}: "
+                f"{fusion.verdict.verdict} with it, {verdict.verdict} without it)"
+            )
+    return None
+
+
+def _merge(first: FaceletSegmentation, others: list[FaceletSegmentation]) -> FaceletSegmentation:
+    """One segmentation with every facelet of `first` and the others' facelets it lacks."""
+    facelets = list(first.facelets)
+    for other in others:
+        for facelet in other.facelets:
+            if all(
+                np.linalg.norm(facelet.center_px - kept.center_px)
+                > 0.35 * min(facelet.size_px, kept.size_px)
+                for kept in facelets
+            ):
+                facelets.append(facelet)
+    return replace(first, facelets=tuple(facelets))
+
+
+def _inside_silhouette(
+    fit: GeometryFit, region: PuzzleRegion, model: PuzzleModel, intrinsics: Intrinsics
+) -> bool:
+    """Whether most of a region's patches lie on the puzzle already fitted (a turned layer can
+    split one puzzle into two groups of patches)."""
+    rotation = rotation_matrix(fit.rvec)
+    corners = model.facelet_corners.reshape(-1, 3)
+    pixels = intrinsics.distort(project(corners, rotation, fit.tvec, intrinsics.camera_matrix))
+    hull = cv2.convexHull(pixels.astype(np.float32))
+    inside = [
+        cv2.pointPolygonTest(hull, (float(p.center[0]), float(p.center[1])), True)
+        > -0.5 * region.sticker_px
+        for p in region.patches
+    ]
+    return bool(np.mean(inside) >= 0.5)
+
+
+#: A fit whose corner reprojection error (median RMS) exceeds this fraction of a sticker, or that
+#: places fewer than MIN_FIT_INLIERS of the patches, is too loose to read facelets from.
+MAX_FIT_ERROR = 0.1
+MIN_FIT_INLIERS = 0.6
+
+
+def _loose_fit(fit: GeometryFit, segmentation: FaceletSegmentation) -> str | None:
+    """Why a fit is too loose to trust its facelet placements, or None."""
+    sizes = [facelet.size_px for facelet in segmentation.facelets]
+    error = fit.reprojection_px / max(float(np.median(sizes)), 1e-6) if sizes else np.inf
+    if error > MAX_FIT_ERROR:
+        return f"the puzzle fits loosely (corner error {error:.0%} of a sticker)"
+    if fit.inlier_fraction < MIN_FIT_INLIERS:
+        return f"only {fit.inlier_fraction:.0%} of the sticker-like patches fit the puzzle"
+    return None
+
+
+#: Colour clusters closer than this (CIEDE2000) are not told apart reliably enough to judge on
+#: (regulation 8.2 wants every colour clearly distinguishable).
+MIN_CLUSTER_SEPARATION = 10.0
+
+
+def _closest_colors(fusion: Fusion) -> str | None:
+    """A reason for review if two of the colours read are too alike to tell apart, or None."""
+    from judgecam.vision.colorspace import ciede2000
+
+    if fusion.colors is None or len(fusion.colors.clusters) < 2:
+        return None
+    clusters = [c for c in fusion.colors.clusters if c.count > 0]
+    labs = np.array([c.lab for c in clusters], dtype=np.float64)
+    if len(labs) < 2:
+        return None
+    gaps = ciede2000(labs[:, None, :], labs[None, :, :])
+    np.fill_diagonal(gaps, np.inf)
+    first, second = np.unravel_index(int(np.argmin(gaps)), gaps.shape)
+    if gaps[first, second] >= MIN_CLUSTER_SEPARATION:
+        return None
+    return (
+        f"{clusters[first].name} and {clusters[second].name} look alike here (CIEDE2000 "
+        f"{gaps[first, second]:.1f}): colours too close to judge on"
+    )
+
+
+def _doubtful_colors(fusion: Fusion) -> list[int]:
+    """Seen facelets whose colour the classifier is not confident about."""
+    if fusion.colors is None:
+        return []
+    return [
+        index
+        for index, (label, confidence) in enumerate(
+            zip(fusion.colors.labels, fusion.colors.confidences, strict=True)
+        )
+        if label is not None and confidence < MIN_COLOR_CONFIDENCE
+    ]
+
+
+def analyse_view(
+    image: NDArray[np.uint8], model: PuzzleModel, intrinsics: Intrinsics, name: str = ""
+) -> ViewResult:
+    """Stages 1-3 on one BGR image."""
+    size = (int(image.shape[1]), int(image.shape[0]))
+    sides = int(model.facelet_corners.shape[1])
+    timings: dict[str, float] = {}
+    start = time.perf_counter()
+    search = find_puzzles(image, sides=sides)
+    timings["find"] = _ms(start)
+    problems = list(search.problems)
+    best: tuple[FaceletSegmentation, GeometryFit] | None = None
+    others = 0
+    timings["segment"] = 0.0
+    timings["geometry"] = 0.0
+    split: list[FaceletSegmentation] = []
+    for region in search.candidates[:MAX_CANDIDATES]:
+        start = time.perf_counter()
+        segmentation = segment_facelets(image, region, sides=sides)
+        timings["segment"] += _ms(start)
+        if best is not None and _inside_silhouette(best[1], region, model, intrinsics):
+            # A turned layer can split one puzzle into two groups of patches: same puzzle.
+            split.append(segmentation)
+            continue
+        start = time.perf_counter()
+        fit = fit_geometry(segmentation.facelets, model, intrinsics)
+        timings["geometry"] += _ms(start)
+        if not fit.found:
+            continue
+        matched = int(np.sum(fit.assignment >= 0))
+        if best is None:
+            best = (segmentation, fit)
+        elif matched >= SECOND_PUZZLE_FACELETS:
+            others += 1
+    if best is not None and split:
+        start = time.perf_counter()
+        merged = _merge(best[0], split)
+        refit = fit_geometry(merged.facelets, model, intrinsics)
+        timings["geometry"] += _ms(start)
+        if refit.found and np.sum(refit.assignment >= 0) >= np.sum(best[1].assignment >= 0):
+            best = (merged, refit)
+    if best is None:
+        if not problems:
+            problems.append("no puzzle found (sticker-like patches do not fit the puzzle's shape)")
+        return ViewResult(
+            name, size, intrinsics, search, None, None, tuple(problems), tuple(timings.items())
+        )
+    segmentation, fit = best
+    if others:
+        problems.append("more than one puzzle in view")
+    if _cut_by_frame(fit, model, intrinsics, size):
+        problems.append("the puzzle is partly outside the frame")
+    start = time.perf_counter()
+    blur = _blur_fraction(image, segmentation)
+    missing = missing_facelets(image, segmentation.facelets, fit, model, intrinsics)
+    if missing:
+        # A patch of bare body is not a sticker: its "colour" must not reach stage 4.
+        assignment = np.where(np.isin(fit.assignment, missing), -1, fit.assignment)
+        fit = replace(fit, assignment=assignment)
+    timings["checks"] = _ms(start)
+    if blur > MAX_EDGE_WIDTH_FRACTION:
+        problems.append(f"image too blurred (edges {blur:.0%} of a sticker wide)")
+    return ViewResult(
+        name,
+        size,
+        intrinsics,
+        search,
+        segmentation,
+        fit,
+        tuple(problems),
+        tuple(timings.items()),
+        missing,
+    )
+
+
+def check(
+    images: Sequence[tuple[str, NDArray[np.uint8]]],
+    puzzle: str,
+    intrinsics: Sequence[Intrinsics],
+    scheme: ColorScheme | None = None,
+    *,
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None = None,
+) -> CheckResult:
+    """Judge a puzzle from images of one moment (one Intrinsics per image).
+
+    `world_from_camera` (4x4 per image, OpenCV camera axes, e.g. from `calibration.rig`) lets
+    a calibrated station align the views exactly instead of by colours and angles.
+    """
+    model = puzzle_model(puzzle)
+    views = tuple(
+        analyse_view(image, model, camera, name)
+        for (name, image), camera in zip(images, intrinsics, strict=True)
+    )
+    return judge_views(views, puzzle, scheme, world_from_camera=world_from_camera)
+
+
+def judge_views(
+    views: Sequence[ViewResult],
+    puzzle: str,
+    scheme: ColorScheme | None = None,
+    classify: Classifier | None = None,
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None = None,
+) -> CheckResult:
+    """Stages 4 and 5 on views analysed by `analyse_view`: colours, fusion and the verdict.
+
+    `classify` replaces stage 4 (the evaluation uses it to measure the other stages alone);
+    `world_from_camera` (per view, from a calibrated rig) aligns the views exactly.
+    """
+    model = puzzle_model(puzzle)
+    views = tuple(views)
+    intrinsics = [view.intrinsics for view in views]
+    timings: dict[str, float] = {}
+    for view in views:
+        for stage, value in view.timings_ms:
+            timings[stage] = timings.get(stage, 0.0) + value
+    reasons: list[str] = []
+    for view in views:
+        reasons.extend(f"{view.name}: {problem}" for problem in view.problems)
+    if any(intr.assumed for intr in intrinsics):
+        reasons.append(
+            "no intrinsics given: assumed a Pi Camera Module 3 field of view (66 degrees)"
+        )
+    usable: list[ViewEvidence | None] = []
+    for view in views:
+        if not view.found or view.segmentation is None or view.fit is None:
+            usable.append(None)
+            continue
+        loose = _loose_fit(view.fit, view.segmentation)
+        if loose is not None:
+            # A loose fit may have read facelets at the wrong places: leave this view out.
+            reasons.append(f"{view.name}: {loose}; view left out")
+            usable.append(None)
+            continue
+        usable.append(ViewEvidence(view.segmentation.facelets, view.fit, view.missing))
+    hard_problem = any(view.problems for view in views)
+    if not any(usable):
+        return CheckResult(
+            puzzle, "review", None, tuple(dict.fromkeys(reasons)), views, None, timings
+        )
+    start = time.perf_counter()
+    fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
+    timings["fuse_and_judge"] = _ms(start)
+    verdict = fusion.verdict
+    reasons.extend(fusion.reasons)
+    reasons.extend(verdict.reasons)
+    if fusion.colors is not None:
+        reasons.extend(reason for reason in fusion.colors.reasons if "not seen" not in reason)
+    final = verdict.verdict
+    if hard_problem or fusion.ambiguous:
+        final = "review"
+    if any(not pair.consistent for pair in fusion.pairs):
+        # Views that measure one pair differently read at least one of them wrong.
+        final = "review"
+    decisive = _decisive_facelet(model, fusion) if final != "review" else None
+    if decisive is not None:
+        reasons.append(decisive)
+        final = "review"
+    close = _closest_colors(fusion)
+    if close is not None and final != "review":
+        reasons.append(close)
+        final = "review"
+    doubtful = _doubtful_colors(fusion)
+    if doubtful and final != "review":
+        # A colour that could be another one can change any verdict; the judge looks instead.
+        reasons.append(
+            f"{len(doubtful)} facelet colour(s) uncertain (confidence below "
+            f"{MIN_COLOR_CONFIDENCE:g}): a judge must check"
+        )
+        final = "review"
+
+    moves = verdict.moves_from_solved if final == verdict.verdict else None
+    return CheckResult(puzzle, final, moves, tuple(dict.fromkeys(reasons)), views, fusion, timings)

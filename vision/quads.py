@@ -1,0 +1,275 @@
+"""Find sticker-like convex polygons (quads, triangles) in an image.
+
+Stickers and stickerless tiles are bright, convex, flat-coloured patches separated by darker
+gaps (the black body or the thin grooves between tiles). A local threshold on brightness
+(pixel brighter than its neighbourhood's mean minus a margin) separates patches from gaps at any
+exposure; each connected patch that is well approximated by a convex polygon with the puzzle's
+number of corners is a candidate. The polygon corners are refined by fitting straight lines to
+the patch outline, which is what makes the angle measurement sub-pixel.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+logger = logging.getLogger(__name__)
+
+#: Canny hysteresis thresholds (L2 gradient of the 3x3-smoothed 8-bit image). Sticker outlines
+#: against the body or a groove are steps of 50+ levels; these only need to be below that and
+#: above sensor noise.
+#: Least area / convex hull area of a patch: triangles lose more to their acute corners.
+MIN_SOLIDITY: dict[int, float] = {3: 0.78, 4: 0.85}
+EDGE_LOW = 20.0
+EDGE_HIGH = 60.0
+
+
+@dataclass(frozen=True, eq=False)
+class Patch:
+    """A convex bright patch: polygon corners (K, 2) in pixels, ordered clockwise on screen."""
+
+    corners: NDArray[np.float64]
+    area: float  # pixels
+    fill: float  # contour area / polygon area (1 for a clean sticker)
+    center: NDArray[np.float64] = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "center", np.asarray(self.corners.mean(axis=0), dtype=np.float64))
+
+    @property
+    def size(self) -> float:
+        """Square root of the area: the patch's typical edge length in pixels."""
+        return float(np.sqrt(self.area))
+
+
+def brightness(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """Per-pixel max(B, G, R): high on every sticker colour, low on the black body."""
+    blue, green, red = cv2.split(image)
+    return np.asarray(cv2.max(cv2.max(blue, green), red), dtype=np.uint8)
+
+
+def patch_mask(value: NDArray[np.uint8], block: int, margin: float) -> NDArray[np.uint8]:
+    """Pixels not darker than their neighbourhood mean by more than `margin` (255 = patch)."""
+    block = max(3, block | 1)
+    mask = cv2.adaptiveThreshold(
+        value, 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY, block, float(margin)
+    )
+    # A one-pixel opening removes speckle so that thin gaps stay gaps.
+    kernel = np.ones((3, 3), np.uint8)
+    return np.asarray(cv2.morphologyEx(mask, cv2.MORPH_OPEN, kernel), dtype=np.uint8)
+
+
+def _polygon_from_hull(hull: NDArray[np.float32], sides: int) -> NDArray[np.float32] | None:
+    """Approximate a convex hull by a polygon with exactly `sides` corners, if one fits."""
+    perimeter = cv2.arcLength(hull, True)
+    for fraction in (0.02, 0.04, 0.06, 0.09, 0.12):
+        polygon = cv2.approxPolyDP(hull, fraction * perimeter, True)
+        if len(polygon) == sides:
+            return np.asarray(polygon.reshape(-1, 2), dtype=np.float32)
+        if len(polygon) < sides:
+            return None
+    return None
+
+
+def _refine_corners(
+    polygon: NDArray[np.float32], outline: NDArray[np.float32]
+) -> NDArray[np.float64]:
+    """Intersect straight lines fitted to the outline points nearest each polygon side."""
+    sides = len(polygon)
+    starts = polygon.astype(np.float64)
+    vectors = np.roll(starts, -1, axis=0) - starts
+    lengths = np.linalg.norm(vectors, axis=1)
+    if np.any(lengths < 2):
+        return starts
+    points = outline.astype(np.float64)
+    # Position along and distance from every side's line, for every outline point.
+    directions = vectors / lengths[:, None]
+    relative = points[:, None, :] - starts[None, :, :]
+    along = np.einsum("nkd,kd->nk", relative, directions) / lengths[None, :]
+    across = np.abs(
+        relative[..., 0] * directions[None, :, 1] - relative[..., 1] * directions[None, :, 0]
+    )
+    outside = np.clip(-along, 0, None) + np.clip(along - 1, 0, None)
+    owner = np.argmin(across + outside * lengths[None, :], axis=1)
+    centres = np.zeros((sides, 2))
+    directions_fit = np.zeros((sides, 2))
+    for side in range(sides):
+        # Ignore points near the corners, where rounded sticker corners bend the outline.
+        chosen = (owner == side) & (along[:, side] > 0.15) & (along[:, side] < 0.85)
+        if int(chosen.sum()) < 4:
+            return starts
+        selected = points[chosen]
+        centre = selected.mean(axis=0)
+        dx, dy = (selected - centre).T
+        # Total least squares line: the principal direction of the points (closed form).
+        angle = 0.5 * np.arctan2(2.0 * float(dx @ dy), float(dx @ dx) - float(dy @ dy))
+        centres[side] = centre
+        directions_fit[side] = (np.cos(angle), np.sin(angle))
+    corners = []
+    for side in range(sides):
+        p1, d1 = centres[side - 1], directions_fit[side - 1]
+        p2, d2 = centres[side], directions_fit[side]
+        determinant = d1[0] * (-d2[1]) - d1[1] * (-d2[0])
+        if abs(determinant) < 1e-6:
+            return starts
+        offset = p2 - p1
+        s = (offset[0] * (-d2[1]) - offset[1] * (-d2[0])) / determinant
+        corners.append(p1 + s * d1)
+    refined = np.array(corners, dtype=np.float64)
+    # The refined corners must stay close to the rough ones; otherwise keep the rough ones.
+    if np.abs(refined - starts).max() > 0.25 * lengths.min():
+        return starts
+    return refined
+
+
+def find_patches(
+    image: NDArray[np.uint8],
+    *,
+    sides: int = 4,
+    block: int | None = None,
+    margin: float = 6.0,
+    min_area: float = 80.0,
+    max_area_fraction: float = 0.05,
+    refine: bool = True,
+    method: str = "both",
+    size_range: tuple[float, float] | None = None,
+) -> tuple[Patch, ...]:
+    """Every convex bright patch with `sides` corners in a BGR image.
+
+    Parameters
+    ----------
+    image : ndarray of shape (H, W, 3), uint8 BGR
+    sides : 4 for cube stickers, 3 for Pyraminx stickers.
+    block : neighbourhood size (pixels) of the local threshold; about two sticker widths works.
+        Defaults to 1/12 of the shorter image side.
+    refine : fit lines to the outline for sub-pixel corners (skip for a quick first look).
+    method : "edges" (regions enclosed by colour edges), "brightness" (patches brighter than
+        their surroundings) or "both" (the union, one patch per sticker).
+    size_range : keep only patches whose size (square root of area) lies in this range.
+    """
+    height, width = image.shape[:2]
+    if block is None:
+        block = max(15, min(height, width) // 12)
+    masks = []
+    if method in ("edges", "both"):
+        edges = canny_edges(image)
+        masks.append(edge_regions(image, edges=edges))
+    if method in ("brightness", "both"):
+        value = np.asarray(cv2.GaussianBlur(brightness(image), (3, 3), 0), dtype=np.uint8)
+        masks.append(patch_mask(value, block, margin))
+    max_area = max_area_fraction * height * width
+    rough: list[_Rough] = []
+    for mask in masks:
+        contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
+        outlines = [np.asarray(contour, dtype=np.int32) for contour in contours]
+        rough.extend(_rough_polygons(outlines, sides, min_area, max_area))
+    if size_range is not None:
+        low, high = size_range
+        rough = [r for r in rough if low <= np.sqrt(r.area) <= high]
+    kept = _deduplicate(rough)
+    patches = []
+    for candidate in kept:
+        corners = (
+            _refine_corners(candidate.polygon, candidate.outline)
+            if refine
+            else candidate.polygon.astype(np.float64)
+        )
+        patches.append(Patch(corners=_clockwise(corners), area=candidate.area, fill=candidate.fill))
+    logger.debug("found %d patches with %d sides", len(patches), sides)
+    return tuple(patches)
+
+
+@dataclass(frozen=True, eq=False)
+class _Rough:
+    """A polygon before corner refinement, with the outline it came from."""
+
+    polygon: NDArray[np.float32]
+    outline: NDArray[np.float32]
+    area: float
+    fill: float
+
+
+def canny_edges(
+    image: NDArray[np.uint8], low: float = EDGE_LOW, high: float = EDGE_HIGH
+) -> NDArray[np.uint8]:
+    """Canny edges (255) of the 3x3-smoothed BGR image (strongest channel gradient)."""
+    smooth = cv2.GaussianBlur(image, (3, 3), 0)
+    return np.asarray(cv2.Canny(smooth, low, high, L2gradient=True), dtype=np.uint8)
+
+
+def edge_regions(
+    image: NDArray[np.uint8], thickness: int = 3, edges: NDArray[np.uint8] | None = None
+) -> NDArray[np.uint8]:
+    """Pixels not on a colour edge (255): regions enclosed by Canny edges of the BGR image.
+
+    Sticker outlines are strong colour edges whether the gap around them is dark (a black body),
+    bright (a glossy bevel catching the light) or just another colour (stickerless tiles). The
+    edges are thickened to `thickness` pixels so that small breaks in them are closed.
+    """
+    if edges is None:
+        edges = canny_edges(image)
+    thick = cv2.dilate(edges, np.ones((thickness, thickness), np.uint8))
+    return np.asarray(cv2.bitwise_not(thick), dtype=np.uint8)
+
+
+def _deduplicate(candidates: list[_Rough]) -> list[_Rough]:
+    """Keep one polygon per sticker when several masks found it (the one closest to a polygon)."""
+    if not candidates:
+        return []
+    order = sorted(
+        range(len(candidates)),
+        key=lambda i: abs(candidates[i].fill - 1.0),
+    )
+    centers = np.array([candidates[i].polygon.mean(axis=0) for i in order])
+    sizes = np.sqrt(np.array([candidates[i].area for i in order]))
+    kept: list[int] = []
+    for k in range(len(order)):
+        if kept:
+            gaps = np.linalg.norm(centers[kept] - centers[k], axis=1)
+            if np.any(gaps <= 0.35 * np.minimum(sizes[kept], sizes[k])):
+                continue
+        kept.append(k)
+    return [candidates[order[k]] for k in kept]
+
+
+def _rough_polygons(
+    contours: Sequence[NDArray[np.int32]], sides: int, min_area: float, max_area: float
+) -> list[_Rough]:
+    found = []
+    for contour in contours:
+        if len(contour) < 3 * sides:
+            continue
+        area = cv2.contourArea(contour)
+        if area < min_area or area > max_area:
+            continue
+        hull = cv2.convexHull(contour)
+        hull_area = cv2.contourArea(hull)
+        if hull_area <= 0 or area / hull_area < MIN_SOLIDITY.get(sides, 0.85):
+            continue
+        polygon = _polygon_from_hull(hull.astype(np.float32), sides)
+        if polygon is None:
+            continue
+        polygon_area = cv2.contourArea(polygon)
+        if polygon_area <= 0:
+            continue
+        fill = area / polygon_area
+        if not 0.8 <= fill <= 1.25:
+            continue
+        edges = np.linalg.norm(np.roll(polygon, -1, axis=0) - polygon, axis=1)
+        if edges.min() < 0.2 * edges.max():
+            continue
+        outline = contour.reshape(-1, 2).astype(np.float32)
+        found.append(_Rough(polygon, outline, float(area), float(fill)))
+    return found
+
+
+def _clockwise(corners: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Corners ordered clockwise on screen (image y points down), starting anywhere."""
+    x, y = corners[:, 0], corners[:, 1]
+    signed = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    return corners if signed > 0 else corners[::-1].copy()

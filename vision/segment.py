@@ -1,0 +1,127 @@
+"""Stage 2: the facelets of one candidate puzzle, with colour samples ready for classification.
+
+Re-runs the patch finder on the candidate's neighbourhood with a threshold window sized to the
+sticker size stage 1 measured (so segmentation adapts to distance), keeps patches of plausible
+size, and samples each facelet's colour on its inner part (away from the dark gap, where blur
+and the rounded sticker corners mix in black). Glare shows up as a large brightness spread.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.locate import PuzzleRegion
+from judgecam.vision.quads import Patch, find_patches
+
+logger = logging.getLogger(__name__)
+
+#: Fraction of the facelet (about its centre) whose pixels are sampled for colour.
+SAMPLE_SCALE = 0.6
+
+
+@dataclass(frozen=True, eq=False)
+class Facelet:
+    """One segmented facelet: polygon in pixels, colour sample and confidence."""
+
+    corners_px: NDArray[np.float64]  # (K, 2) clockwise on screen
+    mean_bgr: NDArray[np.float64]  # (3,)
+    spread: float  # mean standard deviation of L, a, b inside the sample area (CIELAB units)
+    pixel_count: int
+    confidence: float
+
+    @property
+    def center_px(self) -> NDArray[np.float64]:
+        return np.asarray(self.corners_px.mean(axis=0), dtype=np.float64)
+
+    @property
+    def size_px(self) -> float:
+        return float(np.sqrt(abs(cv2.contourArea(self.corners_px.astype(np.float32)))))
+
+
+@dataclass(frozen=True, eq=False)
+class FaceletSegmentation:
+    """Stage 2 result for one candidate region."""
+
+    region: PuzzleRegion
+    facelets: tuple[Facelet, ...]
+    confidence: float
+
+
+def sample_color(
+    image: NDArray[np.uint8], corners: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], float, int]:
+    """Mean BGR, CIELAB spread and pixel count inside the central part of a polygon."""
+    center = corners.mean(axis=0)
+    inner = center + (corners - center) * SAMPLE_SCALE
+    x, y, w, h = cv2.boundingRect(inner.astype(np.float32))
+    height, width = image.shape[:2]
+    x0, y0 = max(0, x), max(0, y)
+    x1, y1 = min(width, x + w + 1), min(height, y + h + 1)
+    if x1 <= x0 or y1 <= y0:
+        return np.zeros(3), 0.0, 0
+    crop = image[y0:y1, x0:x1]
+    mask = np.zeros(crop.shape[:2], np.uint8)
+    cv2.fillPoly(mask, [np.rint(inner - [x0, y0]).astype(np.int32)], 255)
+    count = int(cv2.countNonZero(mask))
+    if count == 0:
+        return np.asarray(crop.reshape(-1, 3).mean(axis=0), np.float64), 0.0, int(crop.size // 3)
+    mean, _ = cv2.meanStdDev(crop, mask=mask)
+    # Spread in CIELAB units, what colour classification compares colour differences with.
+    lab = cv2.cvtColor(crop.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    _, lab_std = cv2.meanStdDev(lab, mask=mask)
+    return np.asarray(mean, np.float64).reshape(3), float(np.mean(lab_std)), count
+
+
+def segment_facelets(
+    image: NDArray[np.uint8], region: PuzzleRegion, *, sides: int = 4, method: str = "both"
+) -> FaceletSegmentation:
+    """Stage 2: facelets in and around `region`, each with a colour sample."""
+    height, width = image.shape[:2]
+    sticker = region.sticker_px
+    x, y, w, h = region.bbox
+    pad = round(1.5 * sticker)
+    x0, y0 = max(0, x - pad), max(0, y - pad)
+    x1, y1 = min(width, x + w + pad), min(height, y + h + pad)
+    crop = image[y0:y1, x0:x1]
+    block = round(2.5 * sticker) | 1
+    patches = find_patches(
+        crop,
+        sides=sides,
+        block=block,
+        min_area=max(30.0, 0.15 * sticker**2),
+        max_area_fraction=1.0,
+        size_range=(0.4 * sticker, 2.5 * sticker),
+        method=method,
+    )
+    offset = np.array([x0, y0], dtype=np.float64)
+    kept: list[Patch] = [
+        Patch(corners=patch.corners + offset, area=patch.area, fill=patch.fill) for patch in patches
+    ]
+    # Stage 1 patches the local pass missed (its threshold window is tuned to the sticker size,
+    # which can merge a sticker with a bright bevel) are kept as stage 1 outlined them.
+    for patch in region.patches:
+        if all(
+            np.linalg.norm(patch.center - other.center) > 0.35 * min(patch.size, other.size)
+            for other in kept
+        ):
+            kept.append(patch)
+    facelets = []
+    for patch in kept:
+        mean, spread, count = sample_color(image, patch.corners)
+        shape_score = float(np.clip(1.0 - abs(patch.fill - 1.0) * 3.0, 0.0, 1.0))
+        facelets.append(
+            Facelet(
+                corners_px=patch.corners,
+                mean_bgr=mean,
+                spread=spread,
+                pixel_count=count,
+                confidence=shape_score,
+            )
+        )
+    confidence = region.confidence
+    return FaceletSegmentation(region=region, facelets=tuple(facelets), confidence=confidence)
