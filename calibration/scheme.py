@@ -491,11 +491,19 @@ def save_scheme(scheme: ColorScheme, path: str | Path) -> None:
     Path(path).write_bytes(tomli_w.dumps(document).encode("utf-8"))
 
 
-def load_scheme(path: str | Path) -> ColorScheme:
+def load_scheme(path: str | Path, puzzle: str | None = None) -> ColorScheme:
     """Read a scheme written by `save_scheme`; `builtin:333` etc. name the built-in ones.
 
-    Raises SchemeError with one clear line for a missing, corrupt or incomplete file.
+    Raises SchemeError with one clear line for a missing, corrupt or incomplete file, and for
+    a scheme of another puzzle than `puzzle` (when given).
     """
+    scheme = _load_scheme(path)
+    if puzzle is not None and scheme.puzzle != puzzle:
+        raise SchemeError(f"{path}: a scheme for {scheme.puzzle}, not for {puzzle}")
+    return scheme
+
+
+def _load_scheme(path: str | Path) -> ColorScheme:
     text = str(path)
     if text.startswith("builtin:"):
         return builtin_scheme(text.removeprefix("builtin:"))

@@ -102,11 +102,9 @@ def run(args: argparse.Namespace) -> int:
         from judgecam.calibration.scheme import SchemeError, load_scheme
 
         try:
-            scheme = load_scheme(args.scheme)
+            scheme = load_scheme(args.scheme, args.puzzle)
         except SchemeError as error:
             raise UsageError(str(error)) from None
-        if scheme.puzzle != args.puzzle:
-            raise UsageError(f"{args.scheme} is a scheme for {scheme.puzzle}, not {args.puzzle}")
     result = check(
         [(str(path), image) for path, image in zip(args.images, images, strict=True)],
         args.puzzle,

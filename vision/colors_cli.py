@@ -61,11 +61,9 @@ def run_colors(args: argparse.Namespace) -> int:
     scheme = None
     if args.scheme is not None:
         try:
-            scheme = load_scheme(args.scheme)
+            scheme = load_scheme(args.scheme, args.puzzle)
         except SchemeError as error:
             raise UsageError(str(error)) from None
-        if scheme.puzzle != args.puzzle:
-            raise UsageError(f"{args.scheme}: a {scheme.puzzle} scheme, not a {args.puzzle} one")
     result = classify_colors(samples, args.puzzle, scheme)
     verdict = judge_classification(result)
     report = colors_report(result, verdict)
