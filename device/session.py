@@ -14,7 +14,10 @@ A session is a folder::
       "cameras": {
         "cam0": {"frames": [{"file": "cam0/000000.jpg", "timestamp_ns": 0}, ...],
                  "intrinsics": {"camera_matrix": [[...], [...], [...]],
-                                "dist_coeffs": [k1, k2, p1, p2, k3], "image_size": [w, h]}}
+                                "dist_coeffs": [k1, k2, p1, p2, k3], "image_size": [w, h]},
+                 "pose": [[r, r, r, tx], [r, r, r, ty], [r, r, r, tz], [0, 0, 0, 1]],
+                 "recalibrations": [{"timestamp_ns": 13000000000,
+                                     "intrinsics": {...}, "pose": [[...], ...]}]}
       },
       "attempts": [
         {"competitor_id": "2026DEMO01", "event": "333", "round": 1, "attempt": 1,
@@ -31,6 +34,15 @@ is "confirm" (the judge accepts the camera's verdict) or "override" with the jud
 "verdict". ``expected_verdict`` is the ground truth when the session was built from rendered
 images with known state (tests compare against it; the station never reads it).
 ``intrinsics`` (optional) is the camera's calibration for the recorded image size.
+``pose`` (optional) is the camera's 4x4 world-from-camera transform: the world is the mat
+(millimetres), the camera axes are OpenCV's (x right, y down, z forward), as
+``judgecam calibrate rig`` writes a station camera's ``pose``. Its rotation part must be
+orthonormal (within `POSE_TOLERANCE`) and its last row 0 0 0 1; vision uses it to align the
+views of a symmetric puzzle exactly instead of by colours.
+``recalibrations`` (optional, in time order) says the camera was moved and calibrated again:
+from ``timestamp_ns`` on, its intrinsics and pose are the ones given there (a missing one is
+unknown from then on). Sessions built from renders, where every capture has its own rig, use
+it before each attempt.
 ``camera_losses`` (optional) makes a camera vanish at that moment when replayed, to exercise
 loss handling.
 """
@@ -44,12 +56,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 logger = logging.getLogger(__name__)
 
 SESSION_FORMAT = "judgecam-session"
 SESSION_VERSION = 1
 SESSION_FILE = "session.json"
 VERDICTS = ("solved", "+2", "DNF", "review")
+#: Largest deviation from a rigid transform accepted in a pose (as for station configs).
+POSE_TOLERANCE = 1e-3
+
+#: A 4x4 world-from-camera transform, row by row.
+Pose = tuple[tuple[float, ...], ...]
 
 
 class SessionError(ValueError):
@@ -114,6 +133,23 @@ class CameraIntrinsics:
 
 
 @dataclass(frozen=True)
+class Recalibration:
+    """From `timestamp_ns` on, a camera's intrinsics and pose (None: unknown from then on)."""
+
+    timestamp_ns: int
+    intrinsics: CameraIntrinsics | None = None
+    pose: Pose | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        document: dict[str, Any] = {"timestamp_ns": self.timestamp_ns}
+        if self.intrinsics is not None:
+            document["intrinsics"] = self.intrinsics.to_json()
+        if self.pose is not None:
+            document["pose"] = [list(row) for row in self.pose]
+        return document
+
+
+@dataclass(frozen=True)
 class CameraLoss:
     """A camera that vanishes at a moment of the replay."""
 
@@ -132,6 +168,8 @@ class Session:
     attempts: tuple[RecordedAttempt, ...]
     camera_losses: tuple[CameraLoss, ...] = field(default_factory=tuple)
     intrinsics: Mapping[str, CameraIntrinsics] = field(default_factory=dict)
+    poses: Mapping[str, Pose] = field(default_factory=dict)
+    recalibrations: Mapping[str, tuple[Recalibration, ...]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The session.json document."""
@@ -140,23 +178,23 @@ class Session:
             "version": SESSION_VERSION,
             "competition": self.competition,
             "station": self.station,
-            "cameras": {
-                name: {
-                    "frames": [_frame_json(frame) for frame in frames],
-                    **(
-                        {"intrinsics": self.intrinsics[name].to_json()}
-                        if name in self.intrinsics
-                        else {}
-                    ),
-                }
-                for name, frames in self.cameras.items()
-            },
+            "cameras": {name: self._camera_json(name) for name in self.cameras},
             "attempts": [_attempt_json(attempt) for attempt in self.attempts],
             "camera_losses": [
                 {"camera": loss.camera, "timestamp_ns": loss.timestamp_ns}
                 for loss in self.camera_losses
             ],
         }
+
+    def _camera_json(self, name: str) -> dict[str, Any]:
+        document: dict[str, Any] = {"frames": [_frame_json(frame) for frame in self.cameras[name]]}
+        if name in self.intrinsics:
+            document["intrinsics"] = self.intrinsics[name].to_json()
+        if name in self.poses:
+            document["pose"] = [list(row) for row in self.poses[name]]
+        if self.recalibrations.get(name):
+            document["recalibrations"] = [item.to_json() for item in self.recalibrations[name]]
+        return document
 
 
 def is_session(path: Path) -> bool:
@@ -190,11 +228,26 @@ def load_session(path: Path) -> Session:
             for name, camera in document["cameras"].items()
             if camera.get("intrinsics") is not None
         }
+        poses = {
+            str(name): _pose_from_json(camera["pose"], f"camera {name}")
+            for name, camera in document["cameras"].items()
+            if camera.get("pose") is not None
+        }
+        recalibrations = {
+            str(name): tuple(
+                _recalibration_from_json(item, f"camera {name}")
+                for item in camera["recalibrations"]
+            )
+            for name, camera in document["cameras"].items()
+            if camera.get("recalibrations")
+        }
         attempts = tuple(_attempt_from_json(item) for item in document.get("attempts", []))
         losses = tuple(
             CameraLoss(str(item["camera"]), int(item["timestamp_ns"]))
             for item in document.get("camera_losses", [])
         )
+    except PoseError as error:
+        raise SessionError(f"{document_path}: {error}") from None
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise SessionError(f"{document_path}: malformed entry ({error!r})") from None
     if not cameras:
@@ -203,6 +256,10 @@ def load_session(path: Path) -> Session:
         stamps = [frame.timestamp_ns for frame in frames]
         if stamps != sorted(stamps):
             raise SessionError(f"{document_path}: frames of {name} are not in time order")
+    for name, changes in recalibrations.items():
+        stamps = [change.timestamp_ns for change in changes]
+        if stamps != sorted(stamps):
+            raise SessionError(f"{document_path}: recalibrations of {name} are not in time order")
     return Session(
         root=path,
         competition=str(document.get("competition", "")),
@@ -211,6 +268,8 @@ def load_session(path: Path) -> Session:
         attempts=attempts,
         camera_losses=losses,
         intrinsics=intrinsics,
+        poses=poses,
+        recalibrations=recalibrations,
     )
 
 
@@ -267,6 +326,46 @@ def _intrinsics_from_json(item: Mapping[str, Any]) -> CameraIntrinsics:
         matrix,
         tuple(float(v) for v in item.get("dist_coeffs", [])),
         (width, height),
+    )
+
+
+class PoseError(ValueError):
+    """A recorded pose that is not a 4x4 rigid transform."""
+
+
+def _pose_from_json(value: Any, where: str) -> Pose:
+    """A 4x4 world-from-camera transform, checked: finite, orthonormal rotation, 0 0 0 1."""
+    if not (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(row, list) and len(row) == 4 for row in value)
+    ):
+        raise PoseError(f"{where}: pose must be a 4x4 matrix (world_from_camera, mm)")
+    try:
+        pose = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise PoseError(f"{where}: pose must hold numbers only") from None
+    if not np.all(np.isfinite(pose)):
+        raise PoseError(f"{where}: pose holds a non-finite number")
+    rotation = pose[:3, :3]
+    orthonormal_error = float(np.max(np.abs(rotation.T @ rotation - np.eye(3))))
+    if orthonormal_error > POSE_TOLERANCE or abs(np.linalg.det(rotation) - 1.0) > POSE_TOLERANCE:
+        raise PoseError(
+            f"{where}: pose rotation is not orthonormal with determinant 1 "
+            f"(off by {orthonormal_error:.2g}, tolerance {POSE_TOLERANCE:g})"
+        )
+    if float(np.max(np.abs(pose[3] - [0.0, 0.0, 0.0, 1.0]))) > POSE_TOLERANCE:
+        raise PoseError(f"{where}: pose last row must be 0 0 0 1")
+    return tuple(tuple(float(v) for v in row) for row in pose)
+
+
+def _recalibration_from_json(item: Mapping[str, Any], where: str) -> Recalibration:
+    intrinsics = item.get("intrinsics")
+    pose = item.get("pose")
+    return Recalibration(
+        int(item["timestamp_ns"]),
+        None if intrinsics is None else _intrinsics_from_json(intrinsics),
+        None if pose is None else _pose_from_json(pose, f"{where} recalibration"),
     )
 
 

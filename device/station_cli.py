@@ -141,14 +141,14 @@ def _run_replay(args: argparse.Namespace, session_path: Path) -> int:
     from judgecam.cli import UsageError
     from judgecam.device.session import SessionError, load_session
     from judgecam.device.station import AttemptMeta, Station, StationSettings
-    from judgecam.device.station_judge import VisionJudge, calibrations_from_session
+    from judgecam.device.station_judge import judge_for_session
     from judgecam.device.station_loop import DecisionInbox, replay_inputs, run_loop
 
     try:
         session = load_session(session_path)
     except SessionError as error:
         raise UsageError(str(error)) from None
-    judge = VisionJudge(calibrations_from_session(session))
+    judge = judge_for_session(session)
     evidence_dir = args.evidence or Path(tempfile.mkdtemp(prefix="judgecam-evidence-"))
     store = _open_store(evidence_dir, args.min_free_mb or 64)
     settings = StationSettings(
@@ -190,7 +190,11 @@ def _run_live(args: argparse.Namespace) -> int:
     from judgecam.cli import UsageError
     from judgecam.device.sources import open_source
     from judgecam.device.station import Station, StationSettings
-    from judgecam.device.station_judge import VisionJudge, calibrations_from_config
+    from judgecam.device.station_judge import (
+        VisionJudge,
+        calibrations_from_config,
+        poses_from_config,
+    )
     from judgecam.device.station_loop import CameraFeed, DecisionInbox, run_loop
     from judgecam.device.triggers import build_trigger
 
@@ -199,7 +203,7 @@ def _run_live(args: argparse.Namespace) -> int:
     except (StationConfigError, OSError) as error:
         raise UsageError(str(error)) from None
     try:
-        judge = VisionJudge(calibrations_from_config(config))
+        judge = VisionJudge(calibrations_from_config(config), poses=poses_from_config(config))
     except (CalibrationError, OSError) as error:
         raise UsageError(f"{args.config}: {error}") from None
     try:

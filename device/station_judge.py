@@ -1,9 +1,15 @@
 """The station's judge: an adapter from the loop's `Judge` protocol to judgecam.vision.
 
-`judgecam.vision.pipeline.check(images, puzzle, intrinsics, scheme)` judges the images of one
-moment; this adapter hands it the views (named by camera), the puzzle of the attempt's event
-and each camera's intrinsics (scaled to the frame's size; assumed ones, which vision reports as
-a reason, when a camera has no calibration), and turns its `CheckResult` into a `JudgeResult`.
+`judgecam.vision.pipeline.check(images, puzzle, intrinsics, scheme, world_from_camera=...)`
+judges the images of one moment; this adapter hands it the views (named by camera), the puzzle
+of the attempt's event, each camera's intrinsics (scaled to the frame's size; assumed ones,
+which vision reports as a reason, when a camera has no calibration) and each camera's pose on
+the mat (None for a camera without one; nothing at all when no camera has one), and turns its
+`CheckResult` into a `JudgeResult`. The rig poses let vision align the views of a symmetric
+puzzle exactly instead of by colours alone.
+
+A recorded session may say a camera was calibrated again at some moment (`recalibrations`):
+each frame is judged with the calibration in force at its timestamp.
 """
 
 from __future__ import annotations
@@ -51,8 +57,20 @@ class CameraCalibration:
         return matrix, np.asarray(self.dist_coeffs, dtype=np.float64)
 
 
+@dataclass(frozen=True)
+class CalibrationChange:
+    """From `timestamp_ns` on, a camera's calibration and pose (None: unknown from then on)."""
+
+    timestamp_ns: int
+    calibration: CameraCalibration | None = None
+    pose: np.ndarray | None = None  # 4x4 world_from_camera, mm, OpenCV camera axes
+
+
 class VisionJudge:
-    """Judges with `judgecam.vision.pipeline.check`."""
+    """Judges with `judgecam.vision.pipeline.check`.
+
+    `calibrations` and `poses` (4x4 world/mat-from-camera, mm) are per camera name; `changes`
+    are later recalibrations per camera, in time order, applied by frame timestamp."""
 
     def __init__(
         self,
@@ -60,19 +78,38 @@ class VisionJudge:
         scheme: Any = None,
         check: Callable[..., Any] | None = None,
         draw: bool = True,
+        poses: Mapping[str, np.ndarray] | None = None,
+        changes: Mapping[str, Sequence[CalibrationChange]] | None = None,
     ) -> None:
         from judgecam.vision.pipeline import check as vision_check
 
         self._check = check or vision_check
         self._calibrations = dict(calibrations or {})
+        self._poses = {
+            name: np.asarray(pose, dtype=np.float64) for name, pose in (poses or {}).items()
+        }
+        self._changes = {
+            name: sorted(items, key=lambda change: change.timestamp_ns)
+            for name, items in (changes or {}).items()
+        }
         self._scheme = scheme
         self.draw = draw
+
+    def _setup(self, frame: Frame) -> tuple[CameraCalibration | None, np.ndarray | None]:
+        """The camera's calibration and pose in force when the frame was taken."""
+        calibration = self._calibrations.get(frame.camera)
+        pose = self._poses.get(frame.camera)
+        for change in self._changes.get(frame.camera, ()):
+            if change.timestamp_ns > frame.timestamp_ns:
+                break
+            calibration, pose = change.calibration, change.pose
+        return calibration, pose
 
     def _intrinsics(self, frame: Frame) -> Any:
         from judgecam.vision.camera import Intrinsics
 
         height, width = frame.image.shape[:2]
-        calibration = self._calibrations.get(frame.camera)
+        calibration, _ = self._setup(frame)
         if calibration is None:
             return Intrinsics.assumed_for(width, height)
         matrix, distortion = calibration.for_size(width, height)
@@ -84,7 +121,11 @@ class VisionJudge:
             return JudgeResult("review", (f"the camera does not judge event {event!r}",))
         images = [(frame.camera, frame.image) for frame in views]
         intrinsics = [self._intrinsics(frame) for frame in views]
-        result = self._check(images, puzzle, intrinsics, self._scheme)
+        poses = [self._setup(frame)[1] for frame in views]
+        if any(pose is not None for pose in poses):
+            result = self._check(images, puzzle, intrinsics, self._scheme, world_from_camera=poses)
+        else:
+            result = self._check(images, puzzle, intrinsics, self._scheme)
         details = {
             "puzzle": puzzle,
             "moves_from_solved": getattr(result, "moves_from_solved", None),
@@ -121,16 +162,59 @@ class VisionJudge:
             return {}
 
 
+def _calibration_of(item: Any) -> CameraCalibration:
+    """A session's `CameraIntrinsics` as a `CameraCalibration`."""
+    return CameraCalibration(
+        np.array(item.camera_matrix, dtype=np.float64),
+        np.array(item.dist_coeffs, dtype=np.float64),
+        (item.image_size[0], item.image_size[1]),
+    )
+
+
 def calibrations_from_session(session: Any) -> dict[str, CameraCalibration]:
-    """The cameras' calibrations recorded in a session."""
+    """The cameras' calibrations recorded in a session (as at its start)."""
+    return {name: _calibration_of(item) for name, item in session.intrinsics.items()}
+
+
+def poses_from_session(session: Any) -> dict[str, np.ndarray]:
+    """The cameras' poses (4x4 world-from-camera) recorded in a session (as at its start)."""
+    return {name: np.array(pose, dtype=np.float64) for name, pose in session.poses.items()}
+
+
+def changes_from_session(session: Any) -> dict[str, list[CalibrationChange]]:
+    """The cameras' recalibrations recorded in a session, in time order."""
     return {
-        name: CameraCalibration(
-            np.array(item.camera_matrix, dtype=np.float64),
-            np.array(item.dist_coeffs, dtype=np.float64),
-            (item.image_size[0], item.image_size[1]),
-        )
-        for name, item in session.intrinsics.items()
+        name: [
+            CalibrationChange(
+                item.timestamp_ns,
+                None if item.intrinsics is None else _calibration_of(item.intrinsics),
+                None if item.pose is None else np.array(item.pose, dtype=np.float64),
+            )
+            for item in items
+        ]
+        for name, items in session.recalibrations.items()
     }
+
+
+def judge_for_session(session: Any, draw: bool = True) -> VisionJudge:
+    """A `VisionJudge` with everything a session recorded: intrinsics, poses, recalibrations."""
+    return VisionJudge(
+        calibrations_from_session(session),
+        draw=draw,
+        poses=poses_from_session(session),
+        changes=changes_from_session(session),
+    )
+
+
+def poses_from_config(config: Any) -> dict[str, np.ndarray]:
+    """The cameras' poses on the mat (4x4 mat_from_camera, mm) named in a station config."""
+    poses = {}
+    for camera in config.cameras:
+        if camera.pose is None:
+            logger.warning("camera %s has no pose: vision aligns views by colours", camera.name)
+            continue
+        poses[camera.name] = np.asarray(camera.pose, dtype=np.float64)
+    return poses
 
 
 def calibrations_from_config(config: Any) -> dict[str, CameraCalibration]:

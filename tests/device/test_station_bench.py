@@ -139,15 +139,16 @@ def test_trigger_to_verdict_with_vision(benchmark: Any, corpus_dir: Path) -> Non
     manifest = json.loads(manifest_path.read_text())
     capture = next(c for c in manifest["captures"] if c["rig"] == "rig2" and c["puzzle"] == "333")
     truth = json.loads((corpus_dir / capture["truth"]).read_text())
-    images, calibrations = {}, {}
+    images, calibrations, poses = {}, {}, {}
     for view in truth["views"]:
+        poses[view["camera"]] = np.array(view["world_from_camera"])
         images[view["camera"]] = cv2.imread(str(corpus_dir / view["image"]), cv2.IMREAD_COLOR)
         calibrations[view["camera"]] = CameraCalibration(
             np.array(view["camera_matrix"]),
             np.array(view["dist_coeffs"]),
             tuple(view["image_size"]),
         )
-    judge = VisionJudge(calibrations)
+    judge = VisionJudge(calibrations, poses=poses)  # a calibrated station: rig poses known
     frames = [
         Frame(camera, k, k * PERIOD_NS, image, downscale(image, 320))
         for k in range(8)
@@ -175,6 +176,7 @@ def test_trigger_to_verdict_with_vision(benchmark: Any, corpus_dir: Path) -> Non
         [(c, images[c]) for c in sorted(images)],
         "333",
         [judge._intrinsics(f) for f in frames[8:10]],
+        world_from_camera=[poses[c] for c in sorted(images)],
     )
     assert status["verdict"] == direct.verdict
     benchmark.extra_info["ground_truth"] = capture["verdict"]

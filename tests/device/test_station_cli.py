@@ -14,7 +14,7 @@ from judgecam.device.session import load_session
 from judgecam.device.session_synth import SynthAttempt, SynthTiming, build_session, coded_view
 from judgecam.device.sources import Frame
 from judgecam.device.station_cli import DEMO_SESSION
-from judgecam.device.station_judge import VisionJudge, calibrations_from_session
+from judgecam.device.station_judge import judge_for_session
 
 
 @pytest.mark.slow
@@ -52,7 +52,7 @@ def test_demo_plays_to_its_end_and_writes_evidence(
                 assert path is not None
                 image = cv2.imread(str(path), cv2.IMREAD_COLOR)
                 frames.append(Frame(view["camera"], 0, view["timestamp_ns"], image))
-            again = VisionJudge(calibrations_from_session(load_session(DEMO_SESSION)), draw=False)
+            again = judge_for_session(load_session(DEMO_SESSION), draw=False)
             assert again.judge(frames, "333").verdict == record.content["result"]["verdict"]
 
 
