@@ -1,7 +1,9 @@
 """Balanced clustering of facelet colours: k colours, each on at most one face's worth.
 
 A puzzle in any state still has exactly one face's worth of stickers of each colour, so the
-assignment of facelets to colour clusters is a transportation problem, not free k-means. Each
+assignment of facelets to colour clusters is a transportation problem, not free k-means. Of the
+facelets seen, a colour covers at most one face's worth (fewer when some of its stickers are
+on unseen facelets, none at all when all are: those clusters are passed as `absent`). Each
 round assigns every seen facelet to a cluster by minimum-cost matching (the Hungarian method
 on the clusters repeated `capacity` times) and then moves each cluster to its members' mean.
 This is what keeps red from swallowing orange under warm light: nine stickers each, always.
@@ -58,8 +60,10 @@ def balanced_kmeans(
     capacities: Sequence[int],
     pinned: Mapping[int, int] | None = None,
     rounds: int = MAX_ROUNDS,
+    absent: Sequence[int] = (),
 ) -> Clustering:
-    """Balanced k-means from `seeds` (K, 3); `pinned` maps row -> cluster it must stay in.
+    """Balanced k-means from `seeds` (K, 3); `pinned` maps row -> cluster it must stay in and
+    `absent` lists clusters that must stay empty (colours taken to be on unseen facelets only).
 
     `rounds=1` gives the balanced assignment to the seeds themselves (means then updated).
     """
@@ -68,6 +72,7 @@ def balanced_kmeans(
     for row, cluster in (pinned or {}).items():
         penalty[row, :] = FORBIDDEN
         penalty[row, cluster] = 0.0
+    penalty[:, list(absent)] = FORBIDDEN
     members = np.full(len(labs), -1, dtype=np.intp)
     cost = 0.0
     for _ in range(rounds):

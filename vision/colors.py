@@ -6,12 +6,20 @@ than a threshold tuned to one camera:
 1. Balanced clustering (`color_cluster`): as many clusters as faces, each holding at most one
    face's worth of facelets, seeded by the centres where the puzzle has them (a centre defines
    its face's colour), otherwise from several starts (farthest-point, the scheme, seeded random
-   facelets); the start with the lowest final error wins.
+   facelets). When facelets are unseen, a colour may show fewer stickers than a face's worth or
+   none at all (the bottom face of a solved puzzle), so the colours without a seen centre may
+   also be left out entirely, as many as the unseen facelets can hold. Candidates compete by
+   how well their colours fit (a likelihood with each colour's own noise, shrunk towards the
+   pooled noise), plus the cost of making them legal (step 3), plus a price per colour
+   actually used (`color_penalty`): otherwise one more colour always fits a little better, and
+   a uniform face is split in two to use up a colour that is simply not in view.
 2. Piece constraints (`color_pieces`): the labelling is refined piece by piece, every piece of
    the solved puzzle used once in one of its rotations, alternating with the cluster means; the
    arrangement of colours on faces is read from the centres or, without centres, inferred.
 3. Legality (`color_legal`): if the result is no puzzle that turning can reach (two pieces
-   swapped, a twisted corner), the cheapest single correction that is legal is taken.
+   swapped, a twisted corner), the cheapest single correction that is legal is taken. With
+   unseen facelets, a labelling is legal when some filling of the unseen ones is
+   (`judgecam.puzzle.completion`): the guess the piece matching put there does not count.
 4. Naming (`color_naming`): clusters get the names of the scheme (built in, or calibrated),
    one name each, with the light estimated from the puzzle (von Kries gains) and only
    rotations of the scheme's arrangement allowed.
@@ -25,7 +33,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -39,7 +47,7 @@ from judgecam.vision.color_cluster import (
     farthest_point_seeds,
     squared_distances,
 )
-from judgecam.vision.color_legal import legal_labelling
+from judgecam.vision.color_legal import LegalLabelling, legal_labelling
 from judgecam.vision.color_model import (
     ColorClassification,
     ColorCluster,
@@ -77,6 +85,29 @@ OVERRULED_MARGIN = 4.0
 SCHEME_MISMATCH_SPREADS = 4.0
 #: How many low-confidence facelets the reasons list by name.
 LISTED_FACELETS = 6
+#: Price of one more colour, per ln(facelets seen): see `color_penalty`.
+COLOR_PENALTY_PER_LOG_FACELET = 3.0
+#: Cost standing for a colour put on a seen facelet when that colour is taken to be unseen
+#: (finite, and well below `color_pieces.FORBIDDEN`, so sums stay exact).
+ABSENT_COST = 1e6
+#: Search budget when checking whether a partly seen labelling has a legal filling.
+COMPLETION_NODES = 5000
+#: How many facelets' worth of evidence the prior on a colour's noise variance (the pooled
+#: noise) carries: each colour's own spread is estimated, but shrunk towards the pooled one, so
+#: a colour with two or three facelets cannot claim a tiny noise.
+PRIOR_FACELETS = 9.0
+
+
+def color_penalty(seen: int) -> float:
+    """Cost (squared noise units) of one more colour fitted to `seen` facelets.
+
+    Without a price, splitting one colour's facelets in two always fits a little better. The
+    form is the Bayesian information criterion's (a constant times ln(seen)); the constant, 3,
+    is about twice what the criterion gives for a mean and a variance in these units (one unit
+    per facelet's squared noise), because shading spreads a colour's lightness in a way that
+    Gaussian noise does not (measured on simulations with +-15 % shading: no face split).
+    """
+    return COLOR_PENALTY_PER_LOG_FACELET * float(np.log(max(seen, 2)))
 
 
 def classify_colors(
@@ -113,14 +144,17 @@ def classify_colors(
     row_of = {int(index): row for row, index in enumerate(seen)}
     pinned = {row_of[f]: face for f, face in model.centres.items() if f in row_of}
 
-    candidates = sorted(
-        (
-            _resolve(model, labs, spreads, seen, len(facelets), pinned, clustering)
-            for clustering in _clusterings(model, labs, pinned, reference.centres())
-        ),
-        key=lambda result: result.sse,
-    )
+    resolved_all = [
+        _resolve(model, labs, spreads, seen, len(facelets), pinned, clustering, absent)
+        for absent in _absent_choices(model, pinned, len(facelets) - len(seen))
+        for clustering in _clusterings(model, labs, pinned, reference.centres(), absent)
+    ]
+    candidates = _ranked(resolved_all, color_penalty(len(seen)), model, seen, labs)
     resolved = candidates[0]
+    logger.debug(
+        "candidates (score, colours used, absent): %s",
+        [(round(c.score, 1), c.used, c.absent) for c in candidates[:6]],
+    )
     members, means, costs, arrangement = (
         resolved.members,
         resolved.means,
@@ -128,9 +162,13 @@ def classify_colors(
         resolved.arrangement,
     )
     margins = _facelet_margins(costs, members, seen, len(facelets))
+    if resolved.absent:
+        logger.debug("colours taken to be unseen: clusters %s", resolved.absent)
     legal_note = None
-    if arrangement is not None:
-        members, legal_note = _piece_labels(model, costs, arrangement, members, margins, seen)
+    if arrangement is not None and resolved.legal is not None:
+        members, legal_note = _piece_labels(
+            model, costs, arrangement, resolved.legal, members, margins, seen
+        )
     _centre_margins(margins, costs, members, seen, pinned)
     _rival_margins(margins, candidates, seen, len(means))
 
@@ -180,6 +218,7 @@ def _piece_labels(
     model: PieceModel,
     costs: NDArray[np.float64],
     arrangement: NDArray[np.intp],
+    legal: LegalLabelling,
     members: NDArray[np.intp],
     margins: NDArray[np.float64],
     seen: NDArray[np.intp],
@@ -191,7 +230,6 @@ def _piece_labels(
     piece_margins = assign_pieces(model, costs, arrangement).margin
     covered = ~np.isnan(piece_margins)
     margins[covered] = piece_margins[covered]
-    legal = legal_labelling(model, costs, arrangement, _legality_check(model.puzzle))
     if not legal.legal:
         return members, "no legal puzzle found near the colours read"
     # Corrections that only relabel unseen facelets change nothing that was read.
@@ -213,8 +251,10 @@ def _piece_labels(
 class _Resolved:
     """One candidate resolution: clusters per seen facelet, their means, the facelet costs,
     the face -> cluster arrangement (None without pieces), the sum of squared CIEDE2000 of
-    every seen facelet to its cluster (how candidates compete) and the pooled noise variance
-    the costs are scaled by."""
+    every seen facelet to its cluster, the pooled noise variance the costs are scaled by, the
+    clusters taken to have no seen facelet, the cheapest legal labelling (None without pieces),
+    and `score`: how badly its colours fit (`_fit_cost`), plus the legal correction's cost,
+    plus the price of the colours used (how candidates compete; set by `_ranked`)."""
 
     members: NDArray[np.intp]
     means: NDArray[np.float64]
@@ -222,6 +262,89 @@ class _Resolved:
     arrangement: NDArray[np.intp] | None
     sse: float
     noise: float
+    absent: tuple[int, ...] = ()
+    legal: LegalLabelling | None = None
+    score: float = 0.0
+
+    @property
+    def used(self) -> int:
+        """How many colours the seen facelets show."""
+        return len(np.unique(self.members))
+
+
+def _fit_cost(candidate: _Resolved, labs: NDArray[np.float64], noise: float) -> float:
+    """How badly a candidate's colours fit the facelets: -2 log-likelihood over 3 (the unit of
+    the facelet costs), up to a constant, with each colour's own noise variance (ML).
+
+    Each colour gets its own variance because CIEDE2000 compresses chroma: the same sensor noise
+    spreads white far more than red, and one pooled noise would make splitting white pay.
+    """
+    own = squared_distances(labs, candidate.means)[np.arange(len(labs)), candidate.members]
+    total = 0.0
+    for cluster in np.unique(candidate.members):
+        mask = candidate.members == cluster
+        variance = (float(own[mask].sum()) + PRIOR_FACELETS * noise) / (
+            float(mask.sum()) + PRIOR_FACELETS
+        )
+        total += float(mask.sum()) * float(np.log(variance))
+    return total
+
+
+def _ranked(
+    candidates: list[_Resolved],
+    penalty: float,
+    model: PieceModel,
+    seen: NDArray[np.intp],
+    labs: NDArray[np.float64],
+) -> list[_Resolved]:
+    """Candidates best first by how badly their colours fit, plus the cost of making the
+    labelling legal, plus `penalty` per colour used.
+
+    The prior noise every colour's own noise is shrunk towards is the smallest pooled noise of
+    any candidate (the best fit): the same for all candidates. Legality is costly to
+    decide, so it is only worked out for candidates that could still win; the others keep
+    their score without it, a lower bound (which can only make rival margins smaller).
+    """
+    noise = min(candidate.noise for candidate in candidates)
+    ordered = sorted(
+        (
+            replace(candidate, score=_fit_cost(candidate, labs, noise) + penalty * candidate.used)
+            for candidate in candidates
+        ),
+        key=lambda candidate: candidate.score,
+    )
+    best = np.inf
+    for index, candidate in enumerate(ordered):
+        if candidate.score >= best or candidate.arrangement is None:
+            break
+        legal = legal_labelling(
+            model, candidate.costs, candidate.arrangement, _legality_check(model.puzzle, seen)
+        )
+        increase = legal.cost_increase if legal.legal else ABSENT_COST
+        ordered[index] = replace(candidate, legal=legal, score=candidate.score + increase)
+        best = min(best, ordered[index].score)
+    return sorted(ordered, key=lambda candidate: candidate.score)
+
+
+def _absent_choices(
+    model: PieceModel, pinned: dict[int, int], unseen: int
+) -> list[tuple[int, ...]]:
+    """Sets of clusters that may have no seen facelet: none, then the last free one, ...
+
+    Only a colour whose centre is unseen can be missing, and only as many colours as the
+    unseen facelets can hold whole. Free clusters are interchangeable (the arrangement search
+    puts them on faces), so which ones are left out does not matter, only how many.
+    """
+    capacities = model.capacities
+    free = [face for face in range(len(model.faces)) if face not in pinned.values()]
+    choices: list[tuple[int, ...]] = [()]
+    room = unseen
+    for count in range(1, len(free) + 1):
+        room -= capacities[free[-count]]
+        if room < 0:
+            break
+        choices.append(tuple(free[-count:]))
+    return choices
 
 
 def _resolve(
@@ -232,12 +355,13 @@ def _resolve(
     count: int,
     pinned: dict[int, int],
     clustering: Clustering,
+    absent: tuple[int, ...] = (),
 ) -> _Resolved:
     """Refine one clustering with the piece constraints (alternating labels and means)."""
     members, means = clustering.members, clustering.means
-    costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen)
+    costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
     if not model.kinds:
-        return _Resolved(members, means, costs, None, sse, noise)
+        return _Resolved(members, means, costs, None, sse, noise, absent)
     arrangement = best_arrangement(model, costs, _candidate_arrangements(model, pinned))
     for _ in range(PIECE_ROUNDS):
         pieces = assign_pieces(model, costs, arrangement, with_margins=False)
@@ -247,10 +371,10 @@ def _resolve(
         changed = not np.array_equal(refined, members)
         members = refined
         means = _means(labs, members, means)
-        costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen)
+        costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
         if not changed:
             break
-    return _Resolved(members, means, costs, arrangement, sse, noise)
+    return _Resolved(members, means, costs, arrangement, sse, noise, absent)
 
 
 def _clusterings(
@@ -258,10 +382,12 @@ def _clusterings(
     labs: NDArray[np.float64],
     pinned: dict[int, int],
     scheme_lab: NDArray[np.float64],
+    absent: tuple[int, ...] = (),
 ) -> list[Clustering]:
-    """Balanced k-means from a few seedings; clusters are indexed like faces."""
+    """Balanced k-means from a few seedings; clusters are indexed like faces, and the
+    `absent` ones stay empty (their colour only on unseen facelets)."""
     faces = len(model.faces)
-    free = [face for face in range(faces) if face not in pinned.values()]
+    free = [face for face in range(faces) if face not in pinned.values() and face not in absent]
     fixed = np.zeros((faces, 3))
     for row, face in pinned.items():
         fixed[face] = labs[row]
@@ -275,7 +401,7 @@ def _clusterings(
         for start in starts[1:]:
             seeds = farthest_point_seeds(labs, fixed[pinned_faces], len(free), start)
             seedings.append(_with_free(fixed, free, seeds))
-        if not pinned and len(scheme_lab) == faces:
+        if not pinned and not absent and len(scheme_lab) == faces:
             seedings.append(np.asarray(scheme_lab, dtype=np.float64))
         rng = np.random.default_rng(RESTART_SEED)
         for _ in range(RESTARTS if len(labs) >= len(free) else 0):
@@ -287,7 +413,7 @@ def _clusterings(
     rounds = 1 if model.kinds else MAX_ROUNDS
     results: dict[tuple[int, ...], Clustering] = {}
     for seeds in seedings:
-        clustering = balanced_kmeans(labs, seeds, model.capacities, pinned, rounds)
+        clustering = balanced_kmeans(labs, seeds, model.capacities, pinned, rounds, absent)
         results.setdefault(tuple(int(m) for m in clustering.members), clustering)
     return list(results.values())
 
@@ -317,9 +443,11 @@ def _facelet_costs(
     members: NDArray[np.intp],
     count: int,
     seen: NDArray[np.intp],
+    absent: tuple[int, ...] = (),
 ) -> tuple[NDArray[np.float64], float, float]:
-    """(N, K) squared CIEDE2000 to each cluster over the noise (zero rows for unseen facelets),
-    the sum of squared CIEDE2000 of facelets to their own clusters, and the pooled noise.
+    """(N, K) squared CIEDE2000 to each cluster over the noise (zero rows for unseen facelets;
+    `ABSENT_COST` on seen ones for `absent` clusters), the sum of squared CIEDE2000 of facelets
+    to their own clusters, and the pooled noise.
 
     The noise is the mean squared distance of facelets to their clusters (at least
     `MIN_NOISE_DELTA_E` squared) plus the facelet's own spread squared, so a facelet with glare
@@ -330,6 +458,8 @@ def _facelet_costs(
     pooled = max(float(np.mean(own)), MIN_NOISE_DELTA_E**2)
     costs = np.zeros((count, len(means)))
     costs[seen] = squared / (pooled + spreads**2)[:, None]
+    if absent:
+        costs[np.ix_(seen, np.asarray(absent, dtype=np.intp))] = ABSENT_COST
     return costs, float(np.sum(own)), pooled
 
 
@@ -372,13 +502,27 @@ def _centre_margins(
             margins[index] = min(swaps)
 
 
-def _legality_check(puzzle: str) -> Callable[[NDArray[np.intp]], bool]:
-    """Whether a cluster-per-facelet labelling is a puzzle that turning can reach (domain)."""
+def _legality_check(puzzle: str, seen: NDArray[np.intp]) -> Callable[[NDArray[np.intp]], bool]:
+    """Whether a cluster-per-facelet labelling is (the seen part of) a puzzle that turning can
+    reach (domain). With unseen facelets, what the labelling says there is only a guess: it is
+    legal if some filling of the unseen facelets is (`judgecam.puzzle.completion`)."""
+    from judgecam.puzzle.completion import complete
+    from judgecam.puzzle.observation import UNKNOWN
     from judgecam.puzzle.reachability import check_reachable
     from judgecam.puzzle.state import State
 
     def is_legal(clusters: NDArray[np.intp]) -> bool:
-        return not check_reachable(State(puzzle, tuple(f"colour {int(k)}" for k in clusters)))
+        names = [f"colour {int(k)}" for k in clusters]
+        # The guessed filling is often legal already: a quick check before the search.
+        reachable = not check_reachable(State(puzzle, tuple(names)))
+        if reachable or len(seen) == len(names):
+            return reachable
+        labels = [UNKNOWN] * len(names)
+        for index in seen:
+            labels[index] = names[index]
+        found = complete(puzzle, labels, max_colorings=0, max_nodes=COMPLETION_NODES)
+        # Out of nodes: so little seen that no filling was ruled out; nothing to correct.
+        return bool(found.colorings) or found.out_of_nodes
 
     return is_legal
 
@@ -405,7 +549,7 @@ def _rival_margins(
         matched[cols] = rows
         differ = matched[rival.members] != best.members
         if np.any(differ):
-            excess = (rival.sse - best.sse) / best.noise
+            excess = rival.score - best.score
             indices = seen[differ]
             margins[indices] = np.minimum(margins[indices], excess)
 
