@@ -225,7 +225,10 @@ def oracle_classifier(views: list[ViewResult], truth: dict[str, Any]) -> Classif
         if not facelets:
             continue
         centers = np.array([f["center_px"] for f in facelets], dtype=np.float64)
-        for detection in view.segmentation.facelets:
+        # Facelets sampled where the fit projects them are traced like detections: the truth
+        # colour at their place is what a perfect stage 4 would read there.
+        sampled = [*view.segmentation.facelets, *(p.sample for p in view.projected)]
+        for detection in sampled:
             gaps = np.linalg.norm(centers - detection.center_px, axis=1)
             nearest = int(np.argmin(gaps))
             if gaps[nearest] < 0.5 * detection.size_px:

@@ -26,6 +26,7 @@ from judgecam.vision.camera import rotation_matrix
 from judgecam.vision.colorspace import bgr_to_lab, ciede2000
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel
+from judgecam.vision.projected import ProjectedFacelet
 from judgecam.vision.segment import Facelet
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ AGREE_DELTA_E = 12.0
 #: contradict each other there (one of them misplaced a facelet); the facelet is then treated
 #: as unseen.
 CONFLICT_DELTA_E = 20.0
+#: A facelet sampled where the fit projects it (no sticker detected there) counts this fraction
+#: of its pixels when views compete for it: a detected sticker's outline is firmer evidence.
+PROJECTED_WEIGHT = 0.5
 #: Alignments scoring within this of the best are judged too before one is chosen.
 ALIGNMENT_MARGIN = 2.0
 #: At most this many candidate alignments per view are judged.
@@ -63,6 +67,7 @@ class ViewEvidence:
     facelets: tuple[Facelet, ...]
     fit: GeometryFit
     missing: tuple[int, ...] = ()  # model facelets (view frame) showing bare body
+    projected: tuple[ProjectedFacelet, ...] = ()  # facelets sampled where the fit puts them
 
 
 @dataclass(frozen=True)
@@ -96,15 +101,18 @@ def stated_uncertainty(sigma_deg: float) -> float:
     return COVERAGE_FACTOR * sigma_deg + UNCERTAINTY_FLOOR_DEG
 
 
-#: Per model facelet of one view: Lab sample (NaN if unseen), pixel count, Lab spread.
-Samples = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]
+#: Per model facelet of one view: Lab sample (NaN if unseen), pixel weight, Lab spread, and
+#: whether the sample was taken where the fit projects the facelet (no sticker detected).
+Samples = tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64], NDArray[np.bool_]]
 
 
 def _view_samples(view: ViewEvidence, count: int) -> Samples:
-    """Per model facelet (view frame): Lab sample (NaN if unseen), pixel weight and spread."""
+    """Per model facelet (view frame): Lab sample (NaN if unseen), pixel weight, spread and
+    whether it is a projected sample."""
     labs = np.full((count, 3), np.nan)
     weights = np.zeros(count)
     spreads = np.zeros(count)
+    projected_mask = np.zeros(count, dtype=bool)
     for detection, facelet in enumerate(view.fit.assignment):
         if facelet < 0:
             continue
@@ -113,7 +121,15 @@ def _view_samples(view: ViewEvidence, count: int) -> Samples:
             labs[facelet] = bgr_to_lab(sample.mean_bgr)
             weights[facelet] = sample.pixel_count
             spreads[facelet] = sample.spread
-    return labs, weights, spreads
+    for projected in view.projected:
+        facelet = projected.facelet
+        if weights[facelet] > 0:
+            continue  # a detected sticker's sample is kept
+        labs[facelet] = bgr_to_lab(projected.sample.mean_bgr)
+        weights[facelet] = PROJECTED_WEIGHT * projected.sample.pixel_count
+        spreads[facelet] = projected.sample.spread
+        projected_mask[facelet] = True
+    return labs, weights, spreads, projected_mask
 
 
 def top_face(model: PuzzleModel, fit: GeometryFit) -> tuple[int, float]:
@@ -274,32 +290,47 @@ def _fused_samples(
     permutations: Sequence[NDArray[np.int64] | None],
 ) -> tuple[list[object], NDArray[np.float64], list[int]]:
     """Per fused facelet: the sample from the view that saw it largest (None if unseen), its
-    pixel count, and the facelets the views contradict each other on (left unseen)."""
+    pixel weight, and the facelets the views contradict each other on (left unseen).
+
+    Where the views disagree, a projected sample gives way to a detected sticker's, and a
+    washed-out sample gives way to the saturated one (see `_washed_out`); any other
+    disagreement leaves the facelet unseen.
+    """
     from judgecam.vision.color_model import FaceletSample
 
     count = model.facelet_count
     samples: list[object] = [None] * count
     best = np.zeros(count)
-    seen: list[list[NDArray[np.float64]]] = [[] for _ in range(count)]
-    for (labs, weights, spreads), permutation in zip(per_view, permutations, strict=True):
+    seen: list[list[tuple[NDArray[np.float64], float, float, bool]]] = [[] for _ in range(count)]
+    for (labs, weights, spreads, projected), permutation in zip(
+        per_view, permutations, strict=True
+    ):
         if permutation is None:
             continue
         for facelet in np.nonzero(weights > 0)[0]:
             target = int(permutation[facelet])
-            seen[target].append(labs[facelet])
-            if weights[facelet] > best[target]:
-                best[target] = weights[facelet]
-                lab = labs[facelet]
-                samples[target] = FaceletSample(
-                    (float(lab[0]), float(lab[1]), float(lab[2])),
+            seen[target].append(
+                (
+                    labs[facelet],
+                    float(weights[facelet]),
                     float(spreads[facelet]),
-                    int(weights[facelet]),
+                    bool(projected[facelet]),
                 )
-    conflicts = _conflicts(seen)
-    for target in conflicts:
-        # Two views see different colours at one place: trust neither.
-        samples[target] = None
-        best[target] = 0.0
+            )
+    conflicts = []
+    for target, views_seen in enumerate(seen):
+        kept = _consistent(views_seen)
+        if kept is None:
+            # Two views see different colours at one place: trust neither.
+            conflicts.append(target)
+            continue
+        if not kept:
+            continue
+        lab, weight, spread, _ = max(kept, key=lambda item: item[1])
+        best[target] = weight
+        samples[target] = FaceletSample(
+            (float(lab[0]), float(lab[1]), float(lab[2])), spread, int(weight)
+        )
     return samples, best, conflicts
 
 
@@ -317,6 +348,42 @@ def _conflicts(seen: Sequence[Sequence[NDArray[np.float64]]]) -> list[int]:
         if float(np.max(gaps)) > CONFLICT_DELTA_E:
             found.append(target)
     return found
+
+
+#: A sample this light (CIELAB L) ...
+WASHED_OUT_LIGHTNESS = 95.0
+#: ... with at most this fraction of another view's chroma (that one at least MIN_OWN_CHROMA)
+#: is the same sticker under glare: glare adds the light's own (white) colour, never chroma.
+WASHED_OUT_CHROMA_FRACTION = 0.3
+MIN_OWN_CHROMA = 20.0
+
+
+def _washed_out(washed: NDArray[np.float64], saturated: NDArray[np.float64]) -> bool:
+    """Whether `washed` looks like `saturated` under glare (lighter, nearly white)."""
+    own = float(np.hypot(saturated[1], saturated[2]))
+    return (
+        float(washed[0]) >= WASHED_OUT_LIGHTNESS
+        and float(washed[0]) > float(saturated[0])
+        and own >= MIN_OWN_CHROMA
+        and float(np.hypot(washed[1], washed[2])) <= WASHED_OUT_CHROMA_FRACTION * own
+    )
+
+
+def _consistent(
+    samples: list[tuple[NDArray[np.float64], float, float, bool]],
+) -> list[tuple[NDArray[np.float64], float, float, bool]] | None:
+    """The samples of one facelet that can be trusted, or None if the views contradict."""
+    if len(samples) < 2 or not _conflicts([[s[0] for s in samples]]):
+        return samples
+    detected = [s for s in samples if not s[3]]
+    if detected and len(detected) < len(samples):
+        # A detected sticker's outline is firmer evidence than a projected cell's inside.
+        return _consistent(detected)
+    saturated = max(samples, key=lambda s: float(np.hypot(s[0][1], s[0][2])))
+    rest = [s for s in samples if s is not saturated]
+    if all(not _conflicts([[saturated[0], s[0]]]) or _washed_out(s[0], saturated[0]) for s in rest):
+        return [saturated]
+    return None
 
 
 def _judge_alignment(
@@ -442,7 +509,12 @@ def fuse_views(
     if not usable:
         raise ValueError("fuse_views needs at least one view that found the puzzle")
     count = model.facelet_count
-    unseen: Samples = (np.full((count, 3), np.nan), np.zeros(count), np.zeros(count))
+    unseen: Samples = (
+        np.full((count, 3), np.nan),
+        np.zeros(count),
+        np.zeros(count),
+        np.zeros(count, dtype=bool),
+    )
     per_view = [unseen if view is None else _view_samples(view, count) for view in views]
     reference = max(usable, key=lambda i: float(np.sum(per_view[i][1] > 0)))
     identity = np.eye(3)
@@ -511,7 +583,7 @@ def fuse_views(
                 f"(possible verdicts: {', '.join(close_verdicts)})"
             )
     seen = np.zeros(count, dtype=bool)
-    for (_, weights, _), permutation in zip(per_view, permutations, strict=True):
+    for (_, weights, _, _), permutation in zip(per_view, permutations, strict=True):
         if permutation is not None:
             seen[permutation[weights > 0]] = True
     hidden = tuple(

@@ -24,6 +24,7 @@ from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.locate import PuzzleRegion, PuzzleSearch, edge_width, find_puzzles
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
+from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ class ViewResult:
     problems: tuple[str, ...]
     timings_ms: tuple[tuple[str, float], ...]
     missing: tuple[int, ...] = ()  # model facelets (fit frame) where a sticker is off
+    projected: tuple[ProjectedFacelet, ...] = ()  # undetected facelets sampled from the fit
 
     @property
     def found(self) -> bool:
@@ -296,6 +298,9 @@ def analyse_view(
         assignment = np.where(np.isin(fit.assignment, missing), -1, fit.assignment)
         fit = replace(fit, assignment=assignment)
     timings["checks"] = _ms(start)
+    start = time.perf_counter()
+    projected = project_facelets(image, segmentation.facelets, fit, model, intrinsics, missing)
+    timings["project"] = _ms(start)
     if blur > MAX_EDGE_WIDTH_FRACTION:
         problems.append(f"image too blurred (edges {blur:.0%} of a sticker wide)")
     return ViewResult(
@@ -308,6 +313,7 @@ def analyse_view(
         tuple(problems),
         tuple(timings.items()),
         missing,
+        projected,
     )
 
 
@@ -369,7 +375,9 @@ def judge_views(
             reasons.append(f"{view.name}: {loose}; view left out")
             usable.append(None)
             continue
-        usable.append(ViewEvidence(view.segmentation.facelets, view.fit, view.missing))
+        usable.append(
+            ViewEvidence(view.segmentation.facelets, view.fit, view.missing, view.projected)
+        )
     hard_problem = any(view.problems for view in views)
     if not any(usable):
         return CheckResult(

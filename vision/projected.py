@@ -1,0 +1,384 @@
+"""Facelets the fitted model says are visible, sampled where stage 2 detected no sticker.
+
+Stage 2 only reports stickers it can outline as clean convex patches; a sticker on a grazing
+face, in the shadow of a turned layer or partly under its overhang is often missed, and a part
+of the puzzle then stays unseen although the camera sees it. Once stage 3 has fitted the body
+pose and every part's angle, the model says where every facelet is in the image. This module
+renders the model (each piece as a convex solid, its facelets on its surface) nearest last into
+an index image, keeps the facelets that are squarely in view and mostly their own (not behind
+another piece), and samples the inner part of each.
+
+A sample is kept only if it looks like a sticker seen here: about as uniform as the detected
+stickers of the same view (a hand, an edge, a glare blob are not) and set off from the cell's
+border about as much as they are (a hand or a cup covering a whole cell is not). Otherwise the
+facelet stays unknown: the rules engine copes with an unseen facelet, not with a wrong one.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.model import PuzzleModel, rotation_about
+from judgecam.vision.segment import Facelet
+
+logger = logging.getLogger(__name__)
+
+FloatArray = NDArray[np.float64]
+
+#: A facelet is sampled only if at least this fraction of its sticker-sized part is its own ...
+MIN_OWN_FRACTION = 0.7
+#: ... it faces the camera at least this squarely (cosine of normal and line of sight) ...
+MIN_FACING = 0.25
+#: ... and the inner part sampled covers at least this many pixels.
+MIN_INNER_PX = 12
+#: Linear scale of the sampled inner part of the cell, about its centre.
+SAMPLE_SCALE = 0.5
+#: The border band (cell scale 0.9 to 1) tells a sticker from what covers its whole cell; a
+#: side whose band is thinner than MIN_BAND_PX pixels on average is not looked at.
+BORDER_SCALE = 0.9
+MIN_BAND_PX = 0.75
+#: Visibility is judged on the sticker-sized part of the cell (the rest is the gap).
+STICKER_SCALE = 0.85
+#: A sample's CIELAB spread may be at most this multiple of the detected stickers' median
+#: (plus SPREAD_SLACK, for views whose stickers are perfectly flat) ...
+MAX_SPREAD_FACTOR = 2.0
+SPREAD_SLACK = 3.0
+#: ... and its contrast to the cell border at least this fraction of theirs (lower quartile).
+MIN_BORDER_CONTRAST_FRACTION = 0.5
+#: Fewest detected stickers that say what a sticker looks like in this view.
+MIN_REFERENCE_STICKERS = 3
+#: A part whose angle was not measured may be anywhere: its pieces are drawn at these angles
+#: (degrees, spread over a turning step) so that they hide whatever they could hide.
+UNMEASURED_SWEEP_STEP_DEG = 15.0
+#: The model is rendered with the active axis's part angles only: every part of another axis must
+#: be measured and this close to aligned (degrees), or the rendering would not be the puzzle.
+MAX_OTHER_AXIS_DEG = 6.0
+#: A part's facelets are sampled only where the fit is tight on that part: its placed stickers'
+#: centres lie within this fraction of a sticker of their projected cells (the median, and at
+#: least MIN_TIGHT_STICKERS of them; a sticker cut by an overhang has its centre displaced).
+MAX_PART_CENTER_ERROR = 0.1
+MIN_TIGHT_STICKERS = 2
+#: Label of a piece's body in the index image (facelets are labelled with their index).
+BODY = -2
+EMPTY = -1
+
+
+@dataclass(frozen=True, eq=False)
+class ProjectedFacelet:
+    """A model facelet (the fit's snapped frame) sampled where the fit projects it."""
+
+    facelet: int
+    sample: Facelet  # corners_px: the projected cell; colour from its inner part
+    facing: float  # cosine between its normal and the line of sight
+    own_fraction: float  # fraction of its projected cell not hidden by other pieces
+
+
+@dataclass(frozen=True, eq=False)
+class _Pieces:
+    """Each piece's facelets and its solid (facelet cells extruded inwards by one cell)."""
+
+    facelets: tuple[NDArray[np.int64], ...]
+    vertices: tuple[FloatArray, ...]  # (V, 3) per piece, model frame
+
+
+@functools.cache
+def _pieces_of(model: PuzzleModel) -> _Pieces:
+    """The pieces as convex solids: on a cube each facelet cell pushed one cell inwards along
+    its normal spans exactly its cubie; on other shapes it is a close enough hull."""
+    depth = model.sticker_size
+    groups: dict[object, list[int]] = {}
+    for index, piece in enumerate(model.facelet_piece):
+        groups.setdefault(piece, []).append(index)
+    facelets = []
+    vertices = []
+    for members in groups.values():
+        indices = np.asarray(members, dtype=np.int64)
+        cells = model.facelet_corners[indices]  # (m, K, 3)
+        inner = cells - model.facelet_normals[indices][:, None, :] * depth
+        facelets.append(indices)
+        vertices.append(np.concatenate([cells.reshape(-1, 3), inner.reshape(-1, 3)]))
+    return _Pieces(tuple(facelets), tuple(vertices))
+
+
+def _pixels(points: FloatArray, intrinsics: Intrinsics) -> FloatArray:
+    """Distorted pixel coordinates of camera-frame points (..., 3) in front of the camera."""
+    matrix = intrinsics.camera_matrix
+    z = np.maximum(points[..., 2:3], 1e-6)
+    ideal = points[..., :2] / z * np.diag(matrix)[:2] + matrix[:2, 2]
+    return intrinsics.distort(ideal)
+
+
+def _render(
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    origin: FloatArray,
+    shape: tuple[int, int],
+) -> tuple[NDArray[np.int32], FloatArray, FloatArray, NDArray[np.bool_]]:
+    """Index image (ROI at `origin`), every facelet's projected cell (pixels), its facing
+    cosine, and whether its part was measured (only those can be sampled).
+
+    Painter's algorithm: each piece (at its part's fitted angle; an unmeasured part at every
+    angle of a sweep) is filled as its convex outline labelled BODY, then its facelets that
+    face the camera with their own index, farthest piece first.
+    """
+    pieces = _pieces_of(model)
+    rotation = rotation_matrix(fit.rvec)
+    axis = model.axes[fit.active_axis]
+    angles = fit.part_angles[fit.active_axis]
+    count = model.facelet_count
+    sides = model.facelet_corners.shape[1]
+    sweep = np.arange(-axis.step_deg / 2, axis.step_deg / 2, UNMEASURED_SWEEP_STEP_DEG)
+    items: list[tuple[int, float, bool]] = []  # (piece, angle, measured)
+    for piece, members in enumerate(pieces.facelets):
+        known = angles[int(axis.facelet_part[members[0]])]
+        if known is not None:
+            items.append((piece, known.angle_deg, True))
+        else:
+            items.extend((piece, float(angle), False) for angle in sweep)
+    turns = {
+        angle: rotation @ rotation_about(axis.direction, angle)
+        for angle in {a for _, a, _ in items}
+    }
+    solids = [pieces.vertices[piece] @ turns[angle].T + fit.tvec for piece, angle, _ in items]
+    corners = [
+        model.facelet_corners[pieces.facelets[piece]] @ turns[angle].T + fit.tvec
+        for piece, angle, _ in items
+    ]
+    flat = np.concatenate([*solids, *(c.reshape(-1, 3) for c in corners)])
+    if np.any(flat[:, 2] <= 1e-3):
+        raise ValueError("part of the puzzle lies behind the camera")
+    pixels = _pixels(flat, intrinsics) - origin
+    cells_px = np.zeros((count, sides, 2))
+    facing = np.full(count, -1.0)
+    measured = np.zeros(count, dtype=bool)
+    drawn: list[tuple[float, NDArray[np.int32], list[tuple[int, NDArray[np.int32]]]]] = []
+    offset = 0
+    outlines = []
+    for solid in solids:
+        outlines.append(pixels[offset : offset + len(solid)])
+        offset += len(solid)
+    for (piece, angle, at_fitted_angle), solid, outline, piece_corners in zip(
+        items, solids, outlines, corners, strict=True
+    ):
+        members = pieces.facelets[piece]
+        polygons = pixels[offset : offset + len(members) * sides].reshape(-1, sides, 2)
+        offset += len(members) * sides
+        normals = model.facelet_normals[members] @ turns[angle].T
+        centers = piece_corners.mean(axis=1)
+        cosines = -np.einsum("ij,ij->i", normals, centers) / np.linalg.norm(centers, axis=1)
+        if at_fitted_angle:
+            cells_px[members] = polygons + origin
+            facing[members] = cosines
+            measured[members] = True
+        hull = cv2.convexHull(outline.astype(np.float32)).reshape(-1, 2)
+        cells = [
+            (int(f), np.rint(polygon).astype(np.int32))
+            for f, polygon, cosine in zip(members, polygons, cosines, strict=True)
+            if cosine > 0
+        ]
+        depth = float(np.linalg.norm(solid.mean(axis=0)))
+        drawn.append((depth, np.rint(hull).astype(np.int32), cells))
+    index = np.full(shape, EMPTY, np.int32)
+    for _, hull, cells in sorted(drawn, key=lambda d: -d[0]):  # farthest first, nearest last
+        cv2.fillPoly(index, [hull], BODY)
+        for facelet, polygon in cells:
+            cv2.fillPoly(index, [polygon], facelet)
+    return index, cells_px, facing, measured
+
+
+def _scaled(polygon: FloatArray, scale: float) -> FloatArray:
+    center = polygon.mean(axis=0)
+    return np.asarray(center + (polygon - center) * scale, dtype=np.float64)
+
+
+def _mask(shape: tuple[int, int], polygon: FloatArray, origin: FloatArray) -> NDArray[np.uint8]:
+    mask = np.zeros(shape, np.uint8)
+    cv2.fillPoly(mask, [np.rint(polygon - origin).astype(np.int32)], 1)
+    return mask
+
+
+@dataclass(frozen=True)
+class _Measure:
+    mean_bgr: FloatArray
+    spread: float  # mean standard deviation of L, a, b over the inner part
+    pixels: int
+    border_contrast: float  # CIELAB distance of the inner part to its border sides (see below)
+    own_fraction: float  # fraction of the sticker-sized part labelled with the facelet itself
+
+
+def _measure(
+    crop: NDArray[np.uint8],
+    index: NDArray[np.int32],
+    facelet: int,
+    cell: FloatArray,
+    min_own_fraction: float = 0.0,
+) -> _Measure | None:
+    """Colour of a cell's inner part and its contrast to the border band (own pixels only).
+
+    `cell` is in the crop's pixel coordinates; only the cell's bounding box is looked at. None
+    if too little of the cell is its own (below `min_own_fraction`) or too small to sample.
+    """
+    height, width = index.shape
+    x, y, w, h = cv2.boundingRect(cell.astype(np.float32))
+    x0, y0, x1, y1 = max(0, x), max(0, y), min(width, x + w + 1), min(height, y + h + 1)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return None
+    origin = np.array([x0, y0], dtype=np.float64)
+    shape = (y1 - y0, x1 - x0)
+    own = (index[y0:y1, x0:x1] == facelet).view(np.uint8)
+    sticker = _mask(shape, _scaled(cell, STICKER_SCALE), origin)
+    area = cv2.countNonZero(sticker)
+    if area == 0:
+        return None
+    own_fraction = cv2.countNonZero(sticker & own) / area
+    if own_fraction < min_own_fraction:
+        return None
+    inner = _mask(shape, _scaled(cell, SAMPLE_SCALE), origin) & own
+    pixels = cv2.countNonZero(inner)
+    if pixels < MIN_INNER_PX:
+        return None
+    box = crop[y0:y1, x0:x1]
+    lab = cv2.cvtColor(box.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
+    inner_mean, inner_std = cv2.meanStdDev(lab, mask=inner)
+    # The border band side by side: a sticker is set off from its border on every side; a
+    # finger across the cell is not (it continues over the border where it enters and leaves).
+    # Sides whose band is thinner than MIN_BAND_PX (the short sides of a cell seen at a grazing
+    # angle) mix the sticker in and are not used. Of three or more sides the second least
+    # distinct counts: a fit a little off can put one side's band on the sticker, but a finger
+    # crossing the cell spoils two.
+    shrunk = _scaled(cell, BORDER_SCALE)
+    contrasts = []
+    for side in range(len(cell)):
+        following = (side + 1) % len(cell)
+        band = np.array([cell[side], cell[following], shrunk[following], shrunk[side]])
+        segment = _mask(shape, band, origin) & own
+        length = float(np.linalg.norm(cell[following] - cell[side]))
+        if cv2.countNonZero(segment) < MIN_BAND_PX * max(length, 1.0):
+            continue
+        segment_mean = np.asarray(cv2.mean(lab, mask=segment)[:3])
+        contrasts.append(float(np.linalg.norm(inner_mean.reshape(3) - segment_mean)))
+    if len(contrasts) < 2:
+        return None
+    contrast = sorted(contrasts)[1] if len(contrasts) >= 3 else min(contrasts)
+    mean_bgr = np.asarray(cv2.mean(box, mask=inner)[:3], dtype=np.float64)
+    return _Measure(mean_bgr, float(np.mean(inner_std)), int(pixels), contrast, float(own_fraction))
+
+
+def _tight_parts(
+    detected: tuple[Facelet, ...], fit: GeometryFit, model: PuzzleModel, cells: FloatArray
+) -> list[bool]:
+    """Per part of the active axis: whether the fit puts its placed stickers where they are."""
+    axis = model.axes[fit.active_axis]
+    errors: list[list[float]] = [[] for _ in axis.part_names]
+    for detection in np.nonzero(fit.assignment >= 0)[0]:
+        facelet = int(fit.assignment[detection])
+        sample = detected[detection]
+        gap = float(np.linalg.norm(sample.center_px - cells[facelet].mean(axis=0)))
+        errors[int(axis.facelet_part[facelet])].append(gap / max(sample.size_px, 1e-6))
+    return [
+        bool(found)
+        and float(np.median(found)) <= MAX_PART_CENTER_ERROR
+        and sum(e <= MAX_PART_CENTER_ERROR for e in found) >= MIN_TIGHT_STICKERS
+        for found in errors
+    ]
+
+
+def project_facelets(
+    image: NDArray[np.uint8],
+    detected: tuple[Facelet, ...],
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    missing: tuple[int, ...] = (),
+) -> tuple[ProjectedFacelet, ...]:
+    """Samples of the visible model facelets no detection was placed on (the fit's frame)."""
+    if not fit.found or fit.active_axis < 0:
+        return ()
+    for axis_index, angles in enumerate(fit.part_angles):
+        if axis_index != fit.active_axis and any(
+            a is None or abs(a.angle_deg) > MAX_OTHER_AXIS_DEG for a in angles
+        ):
+            # A part of another axis turned, or not measured (it may be turned, the active axis
+            # then being a wrong reading): the rendering would not be the puzzle.
+            return ()
+    height, width = image.shape[:2]
+    rotation = rotation_matrix(fit.rvec)
+    body = model.facelet_corners.reshape(-1, 3) @ rotation.T + fit.tvec
+    if np.any(body[:, 2] <= 1e-3):
+        return ()
+    extent = _pixels(body, intrinsics)
+    margin = 0.2 * model.sticker_size / model.radius * float(np.ptp(extent[:, 0]))
+    x0 = int(np.clip(np.floor(extent[:, 0].min() - margin), 0, width - 1))
+    y0 = int(np.clip(np.floor(extent[:, 1].min() - margin), 0, height - 1))
+    x1 = int(np.clip(np.ceil(extent[:, 0].max() + margin) + 1, x0 + 1, width))
+    y1 = int(np.clip(np.ceil(extent[:, 1].max() + margin) + 1, y0 + 1, height))
+    origin = np.array([x0, y0], dtype=np.float64)
+    shape = (y1 - y0, x1 - x0)
+    try:
+        index, cells, facing, measured = _render(fit, model, intrinsics, origin, shape)
+    except ValueError:
+        return ()
+    crop = np.ascontiguousarray(image[y0:y1, x0:x1])
+
+    placed_detections = np.nonzero(fit.assignment >= 0)[0]
+    placed = {int(fit.assignment[d]) for d in placed_detections}
+    tight = _tight_parts(detected, fit, model, cells)
+    parts = model.axes[fit.active_axis].facelet_part
+    candidates = [
+        facelet
+        for facelet in range(model.facelet_count)
+        if facelet not in placed
+        and facelet not in missing
+        and measured[facelet]
+        and tight[int(parts[facelet])]
+        and facing[facelet] >= MIN_FACING
+    ]
+    if not candidates:
+        return ()
+    # What a sticker looks like here: the placed stickers, measured the same way (squarely
+    # facing and grazing ones alike, as the candidates are).
+    spreads = [detected[d].spread for d in placed_detections]
+    contrasts = []
+    for detection in placed_detections:
+        facelet = int(fit.assignment[detection])
+        found = (
+            _measure(crop, index, facelet, cells[facelet] - origin) if measured[facelet] else None
+        )
+        if found is not None:
+            contrasts.append(found.border_contrast)
+    if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
+        return ()  # no idea what a sticker looks like here: sample nothing
+    max_spread = MAX_SPREAD_FACTOR * float(np.median(spreads)) + SPREAD_SLACK
+    min_contrast = MIN_BORDER_CONTRAST_FRACTION * float(np.percentile(contrasts, 25))
+
+    result = []
+    for facelet in candidates:
+        cell = cells[facelet]
+        found = _measure(crop, index, facelet, cell - origin, MIN_OWN_FRACTION)
+        if found is None or found.spread > max_spread or found.border_contrast < min_contrast:
+            continue
+        fraction = found.own_fraction
+        sample = Facelet(
+            corners_px=cell,
+            mean_bgr=found.mean_bgr,
+            spread=found.spread,
+            pixel_count=found.pixels,
+            confidence=float(min(1.0, fraction) * facing[facelet]),
+        )
+        result.append(ProjectedFacelet(facelet, sample, float(facing[facelet]), fraction))
+    logger.debug(
+        "projected %d facelet samples (spread <= %.1f, contrast >= %.1f)",
+        len(result),
+        max_spread,
+        min_contrast,
+    )
+    return tuple(result)
