@@ -128,6 +128,9 @@ def _summary(station: Any, truth: dict[Any, str] | None = None) -> int:
             f"{outcome.camera_verdict}, judge {judged}{latency}; evidence {saved}"
             + ("" if known is None else f" (ground truth: {known})")
         )
+        if outcome.camera_verdict == "review":
+            for reason in outcome.reasons:
+                print(f"    why review: {reason}")
         for incident in outcome.incidents:
             print(f"    {incident}")
         failures += outcome.attempt_id is None or outcome.camera_verdict is None
