@@ -23,7 +23,12 @@ than a threshold tuned to one camera:
 4. Naming (`color_naming`): clusters get the names of the scheme (built in, or calibrated),
    one name each, with the light estimated from the puzzle (von Kries gains) and only
    rotations of the scheme's arrangement allowed.
-5. Confidence: the margin between the best labelling and the best one giving the facelet
+5. Same colour, different light (`color_shading`): CIEDE2000 sees a face half in shadow as
+   two tight groups, and a colour not in view can hold the dark ones. Two clusters whose
+   brightness-free chromaticity differs by less than the price of a colour are merged when
+   the counts allow it (the split is then no rival); when only the pieces or legality forbid
+   the merge, their facelets get no confidence (a review, not a confident split).
+6. Confidence: the margin between the best labelling and the best one giving the facelet
    another colour (by piece, by a swap of centres, or by a rival local optimum), in squared
    noise units (CIEDE2000 over the pooled spread of the clusters).
 """
@@ -56,6 +61,7 @@ from judgecam.vision.color_model import (
 )
 from judgecam.vision.color_naming import name_clusters, rotation_namings
 from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
+from judgecam.vision.color_shading import shading_splits
 from judgecam.vision.colorspace import ciede2000
 
 if TYPE_CHECKING:
@@ -149,7 +155,19 @@ def classify_colors(
         for absent in _absent_choices(model, pinned, len(facelets) - len(seen))
         for clustering in _clusterings(model, labs, pinned, reference.centres(), absent)
     ]
-    candidates = _ranked(resolved_all, color_penalty(len(seen)), model, seen, labs)
+    penalty = color_penalty(len(seen))
+    candidates = _ranked(resolved_all, penalty, model, seen, labs)
+    problem = _Problem(
+        model,
+        labs,
+        spreads,
+        seen,
+        len(facelets),
+        pinned,
+        penalty,
+        min(candidate.noise for candidate in resolved_all),
+    )
+    candidates, shading_caps = _one_colour_under_two_lights(candidates, problem)
     resolved = candidates[0]
     logger.debug(
         "candidates (score, colours used, absent): %s",
@@ -171,6 +189,8 @@ def classify_colors(
         )
     _centre_margins(margins, costs, members, seen, pinned)
     _rival_margins(margins, candidates, seen, len(means))
+    for rows, cap in shading_caps:
+        margins[seen[rows]] = np.minimum(margins[seen[rows]], cap)
 
     counts = np.bincount(members, minlength=len(means))
     allowed = (
@@ -317,13 +337,141 @@ def _ranked(
     for index, candidate in enumerate(ordered):
         if candidate.score >= best or candidate.arrangement is None:
             break
-        legal = legal_labelling(
-            model, candidate.costs, candidate.arrangement, _legality_check(model.puzzle, seen)
-        )
-        increase = legal.cost_increase if legal.legal else ABSENT_COST
-        ordered[index] = replace(candidate, legal=legal, score=candidate.score + increase)
+        ordered[index] = _with_legality(candidate, model, seen)
         best = min(best, ordered[index].score)
     return sorted(ordered, key=lambda candidate: candidate.score)
+
+
+def _with_legality(candidate: _Resolved, model: PieceModel, seen: NDArray[np.intp]) -> _Resolved:
+    """The candidate with its cheapest legal labelling, its cost added to the score."""
+    if candidate.arrangement is None or candidate.legal is not None:
+        return candidate
+    legal = legal_labelling(
+        model, candidate.costs, candidate.arrangement, _legality_check(model.puzzle, seen)
+    )
+    increase = legal.cost_increase if legal.legal else ABSENT_COST
+    return replace(candidate, legal=legal, score=candidate.score + increase)
+
+
+def _one_colour_under_two_lights(
+    candidates: list[_Resolved],
+    problem: _Problem,
+) -> tuple[list[_Resolved], list[tuple[NDArray[np.intp], float]]]:
+    """Candidates with a split that shading explains replaced by the one-colour explanation,
+    and margin caps (seen rows, cap) for the facelets concerned.
+
+    The fit cost measures colour differences in CIEDE2000, where a face half in shadow looks
+    like two tight groups of different lightness: one more colour always fits them better.
+    When two clusters of the winner differ in chromaticity by less than the price of a colour
+    (`color_shading.shading_splits`), the light explains the split as well, and the winner
+    with the two merged (`_merged`: refined by the pieces, legal) wins instead: its margin over
+    the split is the price of a colour minus the split's chromaticity evidence. When the counts
+    forbid the merge, they settle it and the split stands; when only the pieces or legality
+    do, it stands with no margin (a review, never a confident split).
+    """
+    caps: list[tuple[NDArray[np.intp], float]] = []
+    penalty, labs = problem.penalty, problem.labs
+    while True:
+        best = candidates[0]
+        promoted = False
+        blocked: list[tuple[NDArray[np.intp], float]] = []
+        for first, second, separation in shading_splits(
+            labs, best.members, penalty, MIN_NOISE_DELTA_E
+        ):
+            if not _merge_allowed(problem, best, first, second):
+                continue
+            rows = np.flatnonzero((best.members == first) | (best.members == second))
+            merged = _merged(problem, best, first, second)
+            if merged is None:
+                blocked.append((rows, 0.0))
+                continue
+            logger.debug(
+                "clusters %d and %d differ only in light (T^2 %.1f < %.1f): merged",
+                first,
+                second,
+                separation,
+                penalty,
+            )
+            caps.append((rows, penalty - separation))
+            # Rivals that win only by splitting a colour by light are no rivals.
+            kept = [
+                c
+                for c in candidates[1:]
+                if not shading_splits(labs, c.members, penalty, MIN_NOISE_DELTA_E)
+            ]
+            candidates = [merged, *kept]
+            promoted = True
+            break
+        if not promoted:
+            return candidates, caps + blocked
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """What every candidate resolution of one classification shares: the puzzle's pieces, the
+    seen facelets' colours (rows) and spreads, their facelet indices, how many facelets there
+    are, the seen centres (row -> cluster), the price of a colour and the prior noise."""
+
+    model: PieceModel
+    labs: NDArray[np.float64]
+    spreads: NDArray[np.float64]
+    seen: NDArray[np.intp]
+    count: int
+    pinned: dict[int, int]
+    penalty: float
+    noise: float
+
+
+def _merge_allowed(problem: _Problem, candidate: _Resolved, first: int, second: int) -> bool:
+    """Whether the counts let clusters `first` and `second` of `candidate` be one colour: not
+    when both hold a seen centre (two centres are two colours), when together they hold more
+    than a face's worth, or when the unseen facelets cannot hold the whole of the colour left
+    out. These are certainties, so a split they force stands with its full confidence."""
+    model = problem.model
+    centres = set(problem.pinned.values())
+    if first in centres and second in centres:
+        return False
+    kept, left_out = (second, first) if second in centres else (first, second)
+    capacity = dict(enumerate(model.capacities))
+    if candidate.arrangement is not None:
+        capacity = {int(k): model.capacities[face] for face, k in enumerate(candidate.arrangement)}
+    together = int(np.sum((candidate.members == first) | (candidate.members == second)))
+    absent = {*candidate.absent, left_out}
+    unseen = problem.count - len(problem.seen)
+    return together <= capacity[kept] and sum(capacity[k] for k in absent) <= unseen
+
+
+def _merged(problem: _Problem, candidate: _Resolved, first: int, second: int) -> _Resolved | None:
+    """`candidate` with clusters `first` and `second` made one colour (`_merge_allowed`),
+    refined by the pieces and scored like every candidate; None when the refinement splits
+    them again or no legal puzzle has them as one colour."""
+    model = problem.model
+    if second in problem.pinned.values():
+        first, second = second, first
+    rows = (candidate.members == first) | (candidate.members == second)
+    members = candidate.members.copy()
+    members[rows] = first
+    absent = tuple(sorted({*candidate.absent, second}))
+    clustering = Clustering(members, _means(problem.labs, members, candidate.means), 0.0)
+    resolved = _resolve(
+        model,
+        problem.labs,
+        problem.spreads,
+        problem.seen,
+        problem.count,
+        problem.pinned,
+        clustering,
+        absent,
+    )
+    if len(np.unique(resolved.members[rows])) != 1:
+        logger.debug("merging clusters %d and %d: the pieces split them again", first, second)
+        return None
+    fit = _fit_cost(resolved, problem.labs, problem.noise) + problem.penalty * resolved.used
+    scored = _with_legality(replace(resolved, score=fit), model, problem.seen)
+    if scored.legal is not None and not scored.legal.legal:
+        logger.debug("merging clusters %d and %d: no legal puzzle", first, second)
+        return None
+    return scored
 
 
 def _absent_choices(
