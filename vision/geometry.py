@@ -109,8 +109,9 @@ def _oriented_corners_of(name: str, model: PuzzleModel) -> FloatArray:
     return corners
 
 
-def _orbit_representatives(model: PuzzleModel) -> list[int]:
-    """One facelet per orbit of the puzzle's rotation group."""
+@functools.cache
+def _orbit_representatives(model: PuzzleModel) -> tuple[int, ...]:
+    """One facelet per orbit of the puzzle's rotation group (a per-model constant, cached)."""
     seen: set[int] = set()
     representatives = []
     permutations = [model.facelet_permutation(rotation) for rotation in model.symmetries]
@@ -119,7 +120,7 @@ def _orbit_representatives(model: PuzzleModel) -> list[int]:
             continue
         representatives.append(index)
         seen.update(int(p[index]) for p in permutations)
-    return representatives
+    return tuple(representatives)
 
 
 def _facing(
@@ -130,12 +131,11 @@ def _facing(
     min_cosine: float = 0.12,
 ) -> NDArray[np.bool_]:
     """Which model facelets (rotated normals/centres) face the camera, not at grazing angles."""
-    normals_cam = normals @ rotation.T
-    points_cam = points @ rotation.T + translation
-    cosine = -np.einsum("...i,...i->...", normals_cam, points_cam) / np.linalg.norm(
-        points_cam, axis=-1
-    )
-    return np.asarray(cosine > min_cosine)
+    # Rotation preserves dot products: n_cam . p_cam = n . (p + R^T t), |p_cam| = |p + R^T t|.
+    offset = points + translation @ rotation
+    dot = np.einsum("...i,...i->...", normals, offset)
+    squared = np.einsum("...i,...i->...", offset, offset)
+    return np.asarray(-dot > min_cosine * np.sqrt(squared))
 
 
 def _match(
@@ -158,13 +158,14 @@ def _match(
     rows, cols = np.nonzero(close)
     order = np.argsort(gap[rows, cols])
     used: set[int] = set()
-    for k in order:
-        row, col = int(rows[k]), int(cols[k])
-        if result[row] >= 0 or col in used:
+    matched_rows: set[int] = set()
+    for row, col in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
+        if row in matched_rows or col in used:
             continue
         result[row] = col
         distances[row] = gap[row, col]
         used.add(col)
+        matched_rows.add(row)
     return result, distances
 
 
@@ -197,20 +198,43 @@ def _sticker_area(model: PuzzleModel, fraction: float) -> float:
     return float(np.mean(areas) * fraction**2)
 
 
+def _nearest_squared(
+    predicted: FloatArray, valid: NDArray[np.bool_], detected: FloatArray
+) -> FloatArray:
+    """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2)."""
+    # Invalid predictions are moved infinitely far away, then the coordinates are differenced
+    # one at a time: (B, n, m) temporaries instead of (B, n, m, 2) and no einsum set-up.
+    hidden = np.where(valid, 0.0, np.inf)
+    along_x = predicted[:, None, :, 0] - detected[None, :, None, 0]
+    along_y = predicted[:, None, :, 1] - detected[None, :, None, 1]
+    np.multiply(along_x, along_x, out=along_x)
+    np.multiply(along_y, along_y, out=along_y)
+    along_x += along_y
+    along_x += hidden[:, None, :]
+    if along_x.shape[2] == 0:
+        return np.full(along_x.shape[:2], np.inf)
+    return np.asarray(along_x.min(axis=2), dtype=np.float64)
+
+
 def _nearest_counts(
-    predicted: FloatArray, valid: NDArray[np.bool_], detected: FloatArray, sizes: FloatArray
+    predicted: FloatArray,
+    valid: NDArray[np.bool_],
+    detected: FloatArray,
+    sizes: FloatArray,
+    floor: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """For a batch of predictions (B, m, 2): a soft inlier count and the mean inlier residual.
 
     Each detection scores 1 - (d / tolerance)^2 for its nearest prediction at distance d (in
     sticker sizes), 0 beyond the tolerance: tight fits beat loose ones that merely land near
     facelets (a pose shifted by one layer). Not one-to-one (cheap, for ranking hypotheses); the
-    final matches are one-to-one.
+    final matches are one-to-one. `floor` (n,): squared distances to predictions shared by the
+    whole batch, computed once by the caller instead of once per batch member.
     """
-    difference = detected[None, :, None, :] - predicted[:, None, :, :]
-    squared = np.einsum("bnmk,bnmk->bnm", difference, difference)
-    squared = np.where(valid[:, None, :], squared, np.inf)
-    nearest = np.sqrt(squared.min(axis=2)) / sizes[None, :]  # (B, n)
+    squared = _nearest_squared(predicted, valid, detected)
+    if floor is not None:
+        squared = np.minimum(squared, floor[None, :])
+    nearest = np.sqrt(squared) / sizes[None, :]  # (B, n)
     inside = nearest < MATCH_TOLERANCE
     counts = inside.sum(axis=1)
     residual = np.where(inside, nearest, 0.0).sum(axis=1) / np.maximum(counts, 1)
@@ -372,10 +396,11 @@ def _body_poses(
     tvecs_found: list[FloatArray] = []
     for seed in order:
         image_corners = problem.corners[seed]
+        sides = len(image_corners)
+        rolls = [image_corners[(np.arange(sides) + roll) % sides] for roll in range(sides)]
         for facelet in representatives:
             object_corners = problem.model_corners[facelet]
-            for roll in range(len(image_corners)):
-                rolled = np.roll(image_corners, -roll, axis=0)
+            for rolled in rolls:
                 try:
                     if len(rolled) == 3:
                         # A triangle sticker: the perspective-3-point solutions (up to four).
@@ -439,6 +464,16 @@ def _grid_rotations(
     return angles, matrices
 
 
+@functools.cache
+def _part_facelets(model: PuzzleModel, axis_index: int) -> tuple[NDArray[np.int64], ...]:
+    """Per part of one axis, the indices of its facelets (a per-model constant)."""
+    axis = model.axes[axis_index]
+    return tuple(
+        np.flatnonzero(axis.facelet_part == part).astype(np.int64)
+        for part in range(len(axis.part_names))
+    )
+
+
 def _turned_model(
     model: PuzzleModel, axis_index: int, angles: Sequence[float]
 ) -> tuple[FloatArray, FloatArray]:
@@ -446,14 +481,32 @@ def _turned_model(
     axis = model.axes[axis_index]
     centers = model.facelet_centers.copy()
     normals = model.facelet_normals.copy()
+    part_facelets = _part_facelets(model, axis_index)
     for part, angle in enumerate(angles):
         if angle == 0.0:
             continue
-        selected = axis.facelet_part == part
+        selected = part_facelets[part]
         turn = rotation_about(axis.direction, angle)
         centers[selected] = centers[selected] @ turn.T
         normals[selected] = normals[selected] @ turn.T
     return centers, normals
+
+
+@functools.cache
+def _part_on_grid(
+    model: PuzzleModel, axis_index: int, part: int, grid_deg: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Grid angles and one part's facelet centres and normals turned to each (a constant)."""
+    axis = model.axes[axis_index]
+    mine = axis.facelet_part == part
+    grid, matrices = _grid_rotations(
+        tuple(float(v) for v in axis.direction), axis.step_deg, grid_deg
+    )
+    centers = np.einsum("aij,nj->ani", matrices, model.facelet_centers[mine])
+    normals = np.einsum("aij,nj->ani", matrices, model.facelet_normals[mine])
+    centers.flags.writeable = False  # shared by every call: read only
+    normals.flags.writeable = False
+    return grid, centers, normals
 
 
 def _grid_search_part(
@@ -472,25 +525,22 @@ def _grid_search_part(
     explain: only its own facelets raise the score.
     """
     model = problem.model
-    axis = model.axes[axis_index]
-    mine = axis.facelet_part == part
+    mine = model.axes[axis_index].facelet_part == part
     centers, normals = _turned_model(model, axis_index, angles)
     others = ~mine
     facing_others = _facing(normals[others], centers[others], rotation, translation)
     fixed = project(centers[others][facing_others], rotation, translation, problem.matrix)
-    grid, matrices = _grid_rotations(
-        tuple(float(v) for v in axis.direction), axis.step_deg, grid_deg
-    )
-    own_centers = np.einsum("aij,nj->ani", matrices, model.facelet_centers[mine])
-    own_normals = np.einsum("aij,nj->ani", matrices, model.facelet_normals[mine])
+    grid, own_centers, own_normals = _part_on_grid(model, axis_index, part, grid_deg)
     facing = _facing(own_normals, own_centers, rotation, translation)
-    predicted = project(own_centers, rotation, translation, problem.matrix)
-    batch = len(grid)
-    combined = np.concatenate([np.broadcast_to(fixed, (batch, *fixed.shape)), predicted], axis=1)
-    valid = np.concatenate([np.ones((batch, len(fixed)), bool), facing], axis=1)
-    counts, residual = _nearest_counts(combined, valid, problem.centers[pool], problem.sizes[pool])
     if not np.any(facing):
         return None
+    predicted = project(own_centers, rotation, translation, problem.matrix)
+    # The other parts do not move over the grid: their nearest distances are computed once.
+    detected = problem.centers[pool]
+    floor = _nearest_squared(fixed[None], np.ones((1, len(fixed)), bool), detected)[0]
+    counts, residual = _nearest_counts(
+        predicted, facing, detected, problem.sizes[pool], floor=floor
+    )
     best = int(np.lexsort((residual, -counts))[0])
     return float(grid[best])
 
@@ -622,26 +672,31 @@ def _refine_angle(
         base @ rotation_about(direction, angle).T, rotation, translation, problem.matrix
     ).reshape(len(facelets), -1, 2)
     targets = _best_rolls(first, problem.corners[detections]).reshape(-1, 2)
-    focal = np.diag(problem.matrix)[:2]
-    centre = problem.matrix[:2, 2]
-    axis_in_camera = rotation @ direction
+    target_x, target_y = targets[:, 0], targets[:, 1]
+    fx, fy = float(problem.matrix[0, 0]), float(problem.matrix[1, 1])
+    cx, cy = float(problem.matrix[0, 2]), float(problem.matrix[1, 2])
+    tx, ty, tz = (float(v) for v in translation)
+    ax, ay, az = (rotation @ direction) * (np.pi / 180.0)
+    dof = max(2 * len(base) - 1, 1)
     sigma = np.inf
     for _ in range(4):
-        # Camera-frame points and their derivative: d/dtheta (R_turn X) = axis x (R_turn X).
-        points = base @ (rotation @ rotation_about(direction, angle)).T + translation
-        moving = np.cross(axis_in_camera, points - translation) * (np.pi / 180.0)
-        depth = points[:, 2:3]
-        here = points[:, :2] / depth * focal + centre
-        derivative = (moving[:, :2] * depth - points[:, :2] * moving[:, 2:3]) / depth**2 * focal
-        residual = (here - targets).reshape(-1)
-        jacobian = derivative.reshape(-1)
-        normal = float(jacobian @ jacobian)
+        # Camera-frame points and their derivative: d/dtheta (R_turn X) = axis x (R_turn X),
+        # written per coordinate (no (N, 3) temporaries: this runs ~20 times per view).
+        turned = base @ (rotation @ rotation_about(direction, angle)).T
+        px, py, pz = turned[:, 0], turned[:, 1], turned[:, 2]
+        inverse_depth = 1.0 / (pz + tz)
+        ux, uy = (px + tx) * inverse_depth, (py + ty) * inverse_depth
+        moving_z = ax * py - ay * px
+        residual_x = ux * fx + cx - target_x
+        residual_y = uy * fy + cy - target_y
+        jacobian_x = (ay * pz - az * py - ux * moving_z) * inverse_depth * fx
+        jacobian_y = (az * px - ax * pz - uy * moving_z) * inverse_depth * fy
+        normal = float(jacobian_x @ jacobian_x + jacobian_y @ jacobian_y)
         if normal <= 1e-12:
             break
-        delta = -float(jacobian @ residual) / normal
-        angle += float(np.clip(delta, -5.0, 5.0))
-        dof = max(len(residual) - 1, 1)
-        variance = float(residual @ residual) / dof
+        delta = -float(jacobian_x @ residual_x + jacobian_y @ residual_y) / normal
+        angle += min(max(delta, -5.0), 5.0)
+        variance = float(residual_x @ residual_x + residual_y @ residual_y) / dof
         sigma = float(np.sqrt(variance / normal))
         if abs(delta) < 1e-3:
             break

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,12 +87,20 @@ class PuzzleModel:
 
 def rotation_about(axis: FloatArray, angle_deg: float) -> FloatArray:
     """Rotation matrix for a right-handed turn of `angle_deg` about the unit vector `axis`."""
-    k = np.asarray(axis, dtype=np.float64)
-    k = k / np.linalg.norm(k)
-    theta = np.deg2rad(angle_deg)
-    cross = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-    # Rodrigues' formula: I + sin(t) K + (1 - cos(t)) K^2.
-    return np.eye(3) + np.sin(theta) * cross + (1.0 - np.cos(theta)) * (cross @ cross)
+    # Rodrigues' formula I + sin(t) K + (1 - cos(t)) K^2 with K^2 = k k^T - I, written out in
+    # scalars: the fit calls this thousands of times per view with small arrays.
+    x, y, z = np.asarray(axis, dtype=np.float64).reshape(3).tolist()
+    norm = math.sqrt(x * x + y * y + z * z)
+    x, y, z = x / norm, y / norm, z / norm
+    theta = math.radians(angle_deg)
+    s, c = math.sin(theta), 1.0 - math.cos(theta)
+    return np.array(
+        [
+            [1.0 - c * (y * y + z * z), c * x * y - s * z, c * x * z + s * y],
+            [c * x * y + s * z, 1.0 - c * (x * x + z * z), c * y * z - s * x],
+            [c * x * z - s * y, c * y * z + s * x, 1.0 - c * (x * x + y * y)],
+        ]
+    )
 
 
 def _symmetry_group(axes: tuple[AxisModel, ...], centers: FloatArray) -> tuple[FloatArray, ...]:

@@ -89,3 +89,15 @@ def test_symmetries_and_rotation_helper() -> None:
         [0.0, 1.0, 0.0],
         atol=1e-12,
     )
+
+
+def test_rotation_about_matches_opencv_rodrigues() -> None:
+    """The scalar Rodrigues formula (written out for speed) against OpenCV's, unnormalised axes."""
+    import cv2
+
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        axis = rng.normal(size=3) * 3.0
+        angle = float(rng.uniform(-200.0, 200.0))
+        expected, _ = cv2.Rodrigues(axis / np.linalg.norm(axis) * np.deg2rad(angle))
+        np.testing.assert_allclose(rotation_about(axis, angle), expected, atol=1e-12)
