@@ -1,7 +1,7 @@
 """`judgecam check`: judge a puzzle from the images of one moment (issue 4).
 
     judgecam check IMAGE [IMAGE ...] --puzzle {222,333,pyram} [--intrinsics FILE ...]
-                   [--scheme FILE] [--overlay DIR] [--json]
+                   [--scheme FILE] [--overlay DIR] [--json] [--learned]
 
 Exit status 0 for any verdict (review included); 2 with one line for unusable input.
 """
@@ -46,6 +46,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--scheme", type=Path, default=None, help="colour scheme file")
     parser.add_argument("--overlay", type=Path, default=None, metavar="DIR", help="write overlays")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument(
+        "--learned",
+        action="store_true",
+        help="cross-check each view with the learned detector (models/facelets.onnx): "
+        "disagreement gives review",
+    )
     parser.set_defaults(func=run)
 
 
@@ -105,12 +111,18 @@ def run(args: argparse.Namespace) -> int:
             scheme = load_scheme(args.scheme, args.puzzle)
         except SchemeError as error:
             raise UsageError(str(error)) from None
-    result = check(
-        [(str(path), image) for path, image in zip(args.images, images, strict=True)],
-        args.puzzle,
-        cameras,
-        scheme,
-    )
+    from judgecam.vision.detector_onnx import ModelError
+
+    try:
+        result = check(
+            [(str(path), image) for path, image in zip(args.images, images, strict=True)],
+            args.puzzle,
+            cameras,
+            scheme,
+            learned=args.learned,
+        )
+    except ModelError as error:
+        raise UsageError(f"--learned: {error}") from None
     if args.overlay is not None:
         write_overlays(result, images, args.overlay)
     if args.json:
@@ -217,6 +229,7 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
                 "image": view.name,
                 "puzzle_found": view.found,
                 "problems": list(view.problems),
+                "notes": list(view.notes),
                 "faces": _faces(result, index),
             }
             for index, view in enumerate(result.views)

@@ -12,6 +12,7 @@ The model file's SHA-256 is checked against the `.sha256` file beside it before 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 from dataclasses import dataclass
@@ -168,6 +169,12 @@ class FaceletDetector:
             np.clip(len(fine) / 6.0, 0.0, 1.0) * (np.median(fine.scores) if len(fine) else 0.0)
         )
         return Detection(found, fine.centers, fine.polygons, fine.scores, crop, confidence)
+
+
+@functools.lru_cache(maxsize=1)
+def shared_detector() -> FaceletDetector:
+    """The committed model, loaded once per process (one thread, like every stage)."""
+    return FaceletDetector(DEFAULT_MODEL, threads=1)
 
 
 def _nothing(sides: int) -> Detection:

@@ -1,6 +1,6 @@
 """Accuracy and speed of `judgecam check` on a ground-truth corpus (tests/images/).
 
-    python -m judgecam.vision.evaluate tests/images [--limit N] [--json]
+    python -m judgecam.vision.evaluate tests/images [--limit N] [--json] [--learned]
 
 For every capture of the manifest, runs the full pipeline with the views' true intrinsics and
 compares with the truth file: verdicts (unsolved called solved must be 0), pair angles (error and
@@ -265,8 +265,17 @@ def truth_files(corpus: Path) -> list[Path]:
 
 
 def evaluate(
-    corpus: Path, limit: int | None = None, oracle_colors: bool = False, rig_poses: bool = False
+    corpus: Path,
+    limit: int | None = None,
+    oracle_colors: bool = False,
+    rig_poses: bool = False,
+    learned: bool = False,
 ) -> list[CaptureScore]:
+    detector = None
+    if learned:
+        from judgecam.vision.detector_onnx import shared_detector
+
+        detector = shared_detector()
     scores = []
     for truth_file in truth_files(corpus)[:limit]:
         truth = json.loads(truth_file.read_text(encoding="utf-8"))
@@ -282,7 +291,7 @@ def evaluate(
             images.append((str(view["image"]), np.asarray(image, dtype=np.uint8)))
             cameras.append(intrinsics_from_truth(view))
         model_views = [
-            analyse_view(image, model, camera, name)
+            analyse_view(image, model, camera, name, detector)
             for (name, image), camera in zip(images, cameras, strict=True)
         ]
         classify = (
@@ -381,10 +390,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="align views with the cameras' poses, as a station with a calibrated rig can",
     )
+    parser.add_argument(
+        "--learned",
+        action="store_true",
+        help="cross-check every view with the learned detector (models/facelets.onnx)",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     start = time.perf_counter()
-    scores = evaluate(args.corpus, args.limit, args.oracle_colors, args.rig_poses)
+    scores = evaluate(args.corpus, args.limit, args.oracle_colors, args.rig_poses, args.learned)
     summary = summarise(scores)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)
     if args.details:

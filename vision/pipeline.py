@@ -29,6 +29,7 @@ from judgecam.vision.segment import FaceletSegmentation, segment_facelets
 
 if TYPE_CHECKING:
     from judgecam.calibration.scheme import ColorScheme
+    from judgecam.vision.detector_onnx import FaceletDetector
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +58,7 @@ class ViewResult:
     timings_ms: tuple[tuple[str, float], ...]
     missing: tuple[int, ...] = ()  # model facelets (fit frame) where a sticker is off
     projected: tuple[ProjectedFacelet, ...] = ()  # undetected facelets sampled from the fit
+    notes: tuple[str, ...] = ()  # what the reader should know that does not block a verdict
 
     @property
     def found(self) -> bool:
@@ -238,10 +240,78 @@ def _doubtful_colors(fusion: Fusion) -> list[int]:
     ]
 
 
+#: Problem of stage 1 that the learned detector may overrule (the frame itself is usable).
+NO_PUZZLE = "no puzzle found"
+
+
+def _learned_fit(
+    image: NDArray[np.uint8],
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    detector: FaceletDetector,
+    timings: dict[str, float],
+) -> tuple[FaceletSegmentation, GeometryFit] | None:
+    """Stages 1-3 with the learned detector in place of stages 1-2, or None if it finds no
+    puzzle (or the geometry stage cannot fit what it found)."""
+    from judgecam.vision.detector_onnx import to_segmentation
+
+    sides = int(model.facelet_corners.shape[1])
+    start = time.perf_counter()
+    detection = detector.detect(image, sides=sides)
+    timings["learned_detect"] = _ms(start)
+    if not detection.found:
+        return None
+    start = time.perf_counter()
+    segmentation = to_segmentation(image, detection)
+    fit = fit_geometry(segmentation.facelets, model, intrinsics)
+    timings["learned_geometry"] = _ms(start)
+    return (segmentation, fit) if fit.found else None
+
+
+def _cross_check(
+    image: NDArray[np.uint8],
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    detector: FaceletDetector,
+    best: tuple[FaceletSegmentation, GeometryFit] | None,
+    problems: list[str],
+    timings: dict[str, float],
+) -> tuple[tuple[FaceletSegmentation, GeometryFit] | None, list[str], list[str]]:
+    """The classical result checked against the learned detector's.
+
+    Returns the fit to use, the view's problems and notes. Only one path finding the puzzle,
+    or two fits that disagree, is a problem (review); where the classical path found nothing
+    in a usable frame and the learned fit is tight, the learned fit is used.
+    """
+    from judgecam.vision.detector_crosscheck import compare_fits
+
+    learned = _learned_fit(image, model, intrinsics, detector, timings)
+    if best is not None:
+        if learned is None:
+            return best, [*problems, "cross-check: the learned detector finds no puzzle here"], []
+        problem = compare_fits(model, best, learned).problem()
+        return best, [*problems, problem] if problem else problems, []
+    if learned is None:
+        return None, problems, []
+    frame_usable = all(problem.startswith(NO_PUZZLE) for problem in problems)
+    loose = _loose_fit(learned[1], learned[0])
+    if frame_usable and loose is None:
+        kept = [problem for problem in problems if not problem.startswith(NO_PUZZLE)]
+        return learned, kept, ["found by the learned detector only (classical: no puzzle)"]
+    if frame_usable:
+        problem = f"cross-check: only the learned detector finds a puzzle, and {loose}"
+        return None, [*problems, problem], []
+    return None, problems, []
+
+
 def analyse_view(
-    image: NDArray[np.uint8], model: PuzzleModel, intrinsics: Intrinsics, name: str = ""
+    image: NDArray[np.uint8],
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    name: str = "",
+    detector: FaceletDetector | None = None,
 ) -> ViewResult:
-    """Stages 1-3 on one BGR image."""
+    """Stages 1-3 on one BGR image; with a learned `detector`, cross-checked by it."""
     size = (int(image.shape[1]), int(image.shape[0]))
     sides = int(model.facelet_corners.shape[1])
     timings: dict[str, float] = {}
@@ -279,9 +349,14 @@ def analyse_view(
         timings["geometry"] += _ms(start)
         if refit.found and np.sum(refit.assignment >= 0) >= np.sum(best[1].assignment >= 0):
             best = (merged, refit)
+    if best is None and not problems:
+        problems.append(f"{NO_PUZZLE} (sticker-like patches do not fit the puzzle's shape)")
+    notes: list[str] = []
+    if detector is not None:
+        best, problems, notes = _cross_check(
+            image, model, intrinsics, detector, best, problems, timings
+        )
     if best is None:
-        if not problems:
-            problems.append("no puzzle found (sticker-like patches do not fit the puzzle's shape)")
         return ViewResult(
             name, size, intrinsics, search, None, None, tuple(problems), tuple(timings.items())
         )
@@ -314,6 +389,7 @@ def analyse_view(
         tuple(timings.items()),
         missing,
         projected,
+        tuple(notes),
     )
 
 
@@ -324,15 +400,22 @@ def check(
     scheme: ColorScheme | None = None,
     *,
     world_from_camera: Sequence[NDArray[np.float64] | None] | None = None,
+    learned: bool = False,
 ) -> CheckResult:
     """Judge a puzzle from images of one moment (one Intrinsics per image).
 
     `world_from_camera` (4x4 per image, OpenCV camera axes, e.g. from `calibration.rig`) lets
-    a calibrated station align the views exactly instead of by colours and angles.
+    a calibrated station align the views exactly instead of by colours and angles. `learned`
+    cross-checks every view with the learned detector (`models/facelets.onnx`, loaded once).
     """
     model = puzzle_model(puzzle)
+    detector = None
+    if learned:
+        from judgecam.vision.detector_onnx import shared_detector
+
+        detector = shared_detector()
     views = tuple(
-        analyse_view(image, model, camera, name)
+        analyse_view(image, model, camera, name, detector)
         for (name, image), camera in zip(images, intrinsics, strict=True)
     )
     return judge_views(views, puzzle, scheme, world_from_camera=world_from_camera)
@@ -360,6 +443,7 @@ def judge_views(
     reasons: list[str] = []
     for view in views:
         reasons.extend(f"{view.name}: {problem}" for problem in view.problems)
+        reasons.extend(f"{view.name}: {note}" for note in view.notes)
     if any(intr.assumed for intr in intrinsics):
         reasons.append(
             "no intrinsics given: assumed a Pi Camera Module 3 field of view (66 degrees)"
