@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
 from judgecam.vision.geometry import GeometryFit, fit_geometry
+from judgecam.vision.glare import glare_decides, mixed_colors
 from judgecam.vision.locate import PuzzleRegion, PuzzleSearch, edge_width, find_puzzles
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
@@ -480,6 +481,14 @@ def judge_views(
         final = "review"
     if any(not pair.consistent for pair in fusion.pairs):
         # Views that measure one pair differently read at least one of them wrong.
+        final = "review"
+    # Glare (a facelet washed out in one view, coloured in another) deciding a penalty, or one
+    # colour name on a grey and a saturated sample: a judge looks instead (vision/glare.py).
+    glare = glare_decides(model, fusion, usable) if final != "review" else None
+    if glare is None and final != "review":
+        glare = mixed_colors(model, fusion, usable)
+    if glare is not None:
+        reasons.append(glare)
         final = "review"
     decisive = _decisive_facelet(model, fusion) if final != "review" else None
     if decisive is not None:
