@@ -44,6 +44,14 @@ def register(subparsers: Any) -> None:
         help="OpenCV camera file(s) (YAML/JSON): one per image, or one for all",
     )
     parser.add_argument("--scheme", type=Path, default=None, help="colour scheme file")
+    parser.add_argument(
+        "--station",
+        type=Path,
+        default=None,
+        metavar="CONFIG",
+        help="station config (TOML): the images are its cameras' views, in its order; each "
+        "camera's intrinsics file and rig pose (judgecam calibrate rig) are used",
+    )
     parser.add_argument("--overlay", type=Path, default=None, metavar="DIR", help="write overlays")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
@@ -69,7 +77,33 @@ def _load_image(path: Path) -> NDArray[np.uint8]:
     return np.asarray(image, dtype=np.uint8)
 
 
-def _intrinsics(paths: list[Path] | None, images: list[NDArray[np.uint8]]) -> list[Intrinsics]:
+def _station(
+    path: Path, images: list[NDArray[np.uint8]]
+) -> tuple[list[Path | None], list[NDArray[np.float64] | None]]:
+    """Per image (camera of the station config, in order): its intrinsics file and rig pose."""
+    from judgecam.calibration.station import StationConfigError, load_station_config
+    from judgecam.cli import UsageError
+
+    try:
+        config = load_station_config(path)
+    except (OSError, StationConfigError) as error:
+        raise UsageError(f"--station: {error}") from None
+    if len(config.cameras) != len(images):
+        names = ", ".join(camera.name for camera in config.cameras)
+        raise UsageError(
+            f"--station: {path} has {len(config.cameras)} camera(s) ({names}); give one image "
+            f"per camera in that order, not {len(images)}"
+        )
+    return [camera.intrinsics for camera in config.cameras], [
+        camera.pose for camera in config.cameras
+    ]
+
+
+def _intrinsics(
+    paths: list[Path] | list[Path | None] | None, images: list[NDArray[np.uint8]]
+) -> list[Intrinsics]:
+    """One camera model per image: from the files (one for all, or one per image; None for
+    an image without one), or a Pi Camera Module 3's field of view, assumed and said."""
     from judgecam.calibration.camera import CalibrationError, load_intrinsics
     from judgecam.cli import UsageError
     from judgecam.vision.camera import Intrinsics
@@ -82,13 +116,16 @@ def _intrinsics(paths: list[Path] | None, images: list[NDArray[np.uint8]]) -> li
             f"give one --intrinsics file for all images or one per image, not {len(paths)}"
         )
     try:
-        models = [load_intrinsics(path) for path in paths]
+        models = [None if path is None else load_intrinsics(path) for path in paths]
     except CalibrationError as error:
         raise UsageError(str(error)) from None
     if len(models) == 1:
         models = models * len(images)
     result = []
     for model, size in zip(models, sizes, strict=True):
+        if model is None:
+            result.append(Intrinsics.assumed_for(*size))
+            continue
         if model.image_size != size:
             # Same camera at another resolution: the field of view is kept.
             model = model.scaled_to(*size)
@@ -102,7 +139,14 @@ def run(args: argparse.Namespace) -> int:
     from judgecam.vision.pipeline import check
 
     images = [_load_image(path) for path in args.images]
-    cameras = _intrinsics(args.intrinsics, images)
+    poses: list[NDArray[np.float64] | None] | None = None
+    intrinsics_files: list[Path] | list[Path | None] | None = args.intrinsics
+    if args.station is not None:
+        station_files, poses = _station(args.station, images)
+        intrinsics_files = args.intrinsics or station_files
+        if all(pose is None for pose in poses):
+            poses = None
+    cameras = _intrinsics(intrinsics_files, images)
     scheme = None
     if args.scheme is not None:
         from judgecam.calibration.scheme import SchemeError, load_scheme
@@ -119,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
             args.puzzle,
             cameras,
             scheme,
+            world_from_camera=poses,
             learned=args.learned,
         )
     except ModelError as error:

@@ -30,6 +30,10 @@ from judgecam.vision.colorspace import ciede2000
 
 logger = logging.getLogger(__name__)
 
+#: How a naming doubt starts: the colours fit the scheme better in another arrangement than
+#: any the scheme allows (a custom scheme, or colours misread as a whole).
+ARRANGEMENT_DOUBT = "the colours fit the scheme better in a mirrored or different arrangement"
+
 #: Mean CIEDE2000 by which a naming outside the scheme's arrangement must beat the best one
 #: inside it before the classifier says the puzzle may not follow the scheme.
 ARRANGEMENT_DOUBT_DELTA_E = 8.0
@@ -134,7 +138,7 @@ def name_clusters(
         gap = (totals[best] - free_totals.min()) / seen
         if gap > ARRANGEMENT_DOUBT_DELTA_E:
             doubt = (
-                "the colours fit the scheme better in a mirrored or different arrangement "
+                f"{ARRANGEMENT_DOUBT} "
                 f"(mean CIEDE2000 {totals[best] / seen:.1f} vs {free_totals.min() / seen:.1f}): "
                 "a non-standard scheme? calibrate one"
             )

@@ -59,6 +59,8 @@ class CaptureScore:
     view_covered: list[bool] = field(default_factory=list)
     views: int = 0
     stage_ms: dict[str, float] = field(default_factory=dict)
+    rig: str = ""
+    perfect_vision: str = ""  # the verdict on what the cameras could see, read perfectly
 
 
 @dataclass
@@ -171,6 +173,8 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
         verdict=result.verdict,
         reasons=result.reasons,
         views=len(result.views),
+        rig=str(truth.get("rig", "")),
+        perfect_vision=perfect_vision_verdict(truth),
     )
     for view in result.views:
         for stage, value in view.timings_ms:
@@ -207,6 +211,45 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
         score.angle_errors.append(float(error))
         score.covered.append(abs(error) <= pair.uncertainty_deg)
     return score
+
+
+#: A facelet counts as seeable in a view when at least this fraction of it is unoccluded in the
+#: renderer's ID buffer and it covers at least SEEABLE_PIXELS pixels.
+SEEABLE_VISIBILITY = 0.5
+SEEABLE_PIXELS = 40
+
+
+def perfect_vision_verdict(truth: dict[str, Any]) -> str:
+    """The verdict on what the views could show: every seeable facelet (any view) with its true
+    colour, every pair's true residual with 0.5 degrees uncertainty, the rest unseen.
+
+    The bound on the review rate that no vision stage can beat with these cameras: a facelet
+    no camera sees (the bottom face, a grazing side) stays unknown to any method.
+    """
+    from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
+    from judgecam.puzzle.registry import get_puzzle
+    from judgecam.puzzle.verdict import judge
+
+    if truth["puzzle"] == "none":
+        return "review"
+    seeable = {
+        int(facelet["index"])
+        for view in truth["views"]
+        for facelet in view["facelets"]
+        if facelet.get("visibility", 1.0) >= SEEABLE_VISIBILITY
+        and facelet.get("pixels", SEEABLE_PIXELS) >= SEEABLE_PIXELS
+    }
+    missing = {int(index) for index in truth.get("missing_facelets", [])}
+    labels = tuple(
+        MISSING if index in missing else color if index in seeable else UNKNOWN
+        for index, color in enumerate(truth["state_colors"])
+    )
+    pairs = tuple(
+        PairObservation(str(p["axis"]), tuple(p["parts"]), float(p["residual_deg"]), 0.5)
+        for p in truth["pairs"]
+    )
+    observation = Observation(str(truth["puzzle"]), labels, pairs)
+    return judge(get_puzzle(str(truth["puzzle"])), observation).verdict
 
 
 def oracle_classifier(views: list[ViewResult], truth: dict[str, Any]) -> Classifier:
@@ -311,6 +354,10 @@ def evaluate(
     return scores
 
 
+def _rate(flags: list[bool]) -> float | None:
+    return sum(flags) / len(flags) if flags else None
+
+
 def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
     """The numbers the issue asks for."""
     total = len(scores)
@@ -335,6 +382,7 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
     for s in scores:
         stages.update(s.stage_ms)
     confusion: Counter[str] = Counter(f"{s.truth} -> {s.verdict}" for s in scores)
+    rigs = sorted({s.rig for s in scores})
     return {
         "captures": total,
         "correct_verdicts": sum(s.truth == s.verdict for s in scores),
@@ -343,6 +391,15 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         "wrong_penalty": wrong_penalty,
         "review_rate": len(reviews) / total if total else 0.0,
         "reviews": reviews,
+        "review_rate_by_rig": {
+            rig: _rate([s.verdict == "review" for s in scores if s.rig == rig]) for rig in rigs
+        },
+        # What these cameras allow: every seeable facelet read perfectly (perfect_vision_verdict).
+        "review_rate_perfect_vision": _rate([s.perfect_vision == "review" for s in scores]),
+        "review_rate_perfect_vision_by_rig": {
+            rig: _rate([s.perfect_vision == "review" for s in scores if s.rig == rig])
+            for rig in rigs
+        },
         "confusion": dict(sorted(confusion.items())),
         "pairs_measured": int(errors.size),
         "angle_error_median_deg": float(np.median(errors)) if errors.size else None,

@@ -369,12 +369,32 @@ def _washed_out(washed: NDArray[np.float64], saturated: NDArray[np.float64]) -> 
     )
 
 
+#: A sample lighter than another view's and with at most this fraction of its chroma is the
+#: same colour with the light's own colour added (sheen): it agrees in hue but not in what it
+#: says about the sticker, so the more saturated sample is kept.
+SHEEN_CHROMA_FRACTION = 0.6
+
+
+def _sheened(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
+    """Whether `sample` looks like `other` with a sheen on it (lighter, markedly less chroma)."""
+    chroma = float(np.hypot(sample[1], sample[2]))
+    other_chroma = float(np.hypot(other[1], other[2]))
+    return (
+        float(sample[0]) > float(other[0])
+        and other_chroma >= MIN_OWN_CHROMA
+        and chroma <= SHEEN_CHROMA_FRACTION * other_chroma
+    )
+
+
 def _consistent(
     samples: list[tuple[NDArray[np.float64], float, float, bool]],
 ) -> list[tuple[NDArray[np.float64], float, float, bool]] | None:
     """The samples of one facelet that can be trusted, or None if the views contradict."""
-    if len(samples) < 2 or not _conflicts([[s[0] for s in samples]]):
+    if len(samples) < 2:
         return samples
+    if not _conflicts([[s[0] for s in samples]]):
+        clear = [s for s in samples if not any(_sheened(s[0], o[0]) for o in samples)]
+        return clear or samples
     detected = [s for s in samples if not s[3]]
     if detected and len(detected) < len(samples):
         # A detected sticker's outline is firmer evidence than a projected cell's inside.

@@ -241,6 +241,46 @@ def _doubtful_colors(fusion: Fusion) -> list[int]:
     ]
 
 
+def _colors_otherwise_sound(fusion: Fusion) -> bool:
+    """Whether stage 4 raised no doubt beyond single uncertain facelets: an arrangement that
+    fits the scheme badly, colours hard to tell apart, facelets that look like another colour
+    or an illegal closest colouring all say the classification as a whole may be wrong."""
+    if fusion.colors is None:
+        return False
+    return all(
+        reason.startswith(LOW_CONFIDENCE_REASON) or "not seen" in reason
+        for reason in fusion.colors.reasons
+    )
+
+
+def _arrangement_doubt(fusion: Fusion) -> bool:
+    """Whether stage 4 found the colours fit the scheme better in an arrangement it forbids."""
+    from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
+
+    return fusion.colors is not None and any(
+        reason.startswith(ARRANGEMENT_DOUBT) for reason in fusion.colors.reasons
+    )
+
+
+#: How stage 4 starts its reason listing single uncertain facelets (vision/colors.py).
+LOW_CONFIDENCE_REASON = "low colour confidence"
+
+
+def _verdict_without(fusion: Fusion, facelets: Sequence[int]) -> str:
+    """The verdict with `facelets` taken as unseen: the rules engine then considers every legal
+    colouring of them, so the result holds whatever colours they really have."""
+    from judgecam.puzzle.observation import UNKNOWN, Observation
+    from judgecam.puzzle.registry import get_puzzle
+    from judgecam.puzzle.verdict import judge
+
+    observation = fusion.observation
+    labels = list(observation.facelets)
+    for index in facelets:
+        labels[index] = UNKNOWN
+    spec = get_puzzle(observation.puzzle)
+    return judge(spec, Observation(observation.puzzle, tuple(labels), observation.pairs)).verdict
+
+
 #: Problem of stage 1 that the learned detector may overrule (the frame itself is usable).
 NO_PUZZLE = "no puzzle found"
 
@@ -498,14 +538,30 @@ def judge_views(
     if close is not None and final != "review":
         reasons.append(close)
         final = "review"
-    doubtful = _doubtful_colors(fusion)
-    if doubtful and final != "review":
-        # A colour that could be another one can change any verdict; the judge looks instead.
+    if final in ("+2", "DNF") and _arrangement_doubt(fusion):
+        # Colours that fit no arrangement of the scheme may have been merged or named wrongly
+        # as a whole; a solved reading is safe (merged colours make no legal solved puzzle),
+        # a penalty is not.
         reasons.append(
-            f"{len(doubtful)} facelet colour(s) uncertain (confidence below "
-            f"{MIN_COLOR_CONFIDENCE:g}): a judge must check"
+            "a penalty read in colours that fit the scheme badly: a judge must check "
+            "(calibrate the scheme: judgecam calibrate scheme)"
         )
         final = "review"
+    doubtful = _doubtful_colors(fusion)
+    if doubtful and final != "review":
+        if _colors_otherwise_sound(fusion) and _verdict_without(fusion, doubtful) == final:
+            # Every legal colouring of those facelets gives this verdict: they do not matter.
+            reasons.append(
+                f"{len(doubtful)} facelet colour(s) uncertain (confidence below "
+                f"{MIN_COLOR_CONFIDENCE:g}), but no colour they could have changes the verdict"
+            )
+        else:
+            # A colour that could be another one changes the verdict; the judge looks instead.
+            reasons.append(
+                f"{len(doubtful)} facelet colour(s) uncertain (confidence below "
+                f"{MIN_COLOR_CONFIDENCE:g}) and they could change the verdict: a judge must check"
+            )
+            final = "review"
 
     moves = verdict.moves_from_solved if final == verdict.verdict else None
     return CheckResult(puzzle, final, moves, tuple(dict.fromkeys(reasons)), views, fusion, timings)

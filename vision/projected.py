@@ -35,8 +35,10 @@ FloatArray = NDArray[np.float64]
 
 #: A facelet is sampled only if at least this fraction of its sticker-sized part is its own ...
 MIN_OWN_FRACTION = 0.7
-#: ... it faces the camera at least this squarely (cosine of normal and line of sight) ...
-MIN_FACING = 0.25
+#: ... it faces the camera at least this squarely (cosine of normal and line of sight; 0.12 is
+#: 83 degrees: a grazing cell still has an inner part of MIN_INNER_PX pixels, and the
+#: uniformity and border tests below say whether it is a clean sample) ...
+MIN_FACING = 0.12
 #: ... and the inner part sampled covers at least this many pixels.
 MIN_INNER_PX = 12
 #: Linear scale of the sampled inner part of the cell, about its centre.
@@ -61,6 +63,9 @@ UNMEASURED_SWEEP_STEP_DEG = 15.0
 #: The model is rendered with the active axis's part angles only: every part of another axis must
 #: be measured and this close to aligned (degrees), or the rendering would not be the puzzle.
 MAX_OTHER_AXIS_DEG = 6.0
+#: Two adjacent layers of the active axis this far apart (degrees) lock every other axis's
+#: layers in line, measured or not: a layer cannot turn while a crossing layer stands askew.
+JAMMING_TURN_DEG = 10.0
 #: A part's facelets are sampled only where the fit is tight on that part: its placed stickers'
 #: centres lie within this fraction of a sticker of their projected cells (the median, and at
 #: least MIN_TIGHT_STICKERS of them; a sticker cut by an overhang has its centre displaced).
@@ -122,6 +127,7 @@ def _render(
     intrinsics: Intrinsics,
     origin: FloatArray,
     shape: tuple[int, int],
+    render_axis: int,
 ) -> tuple[NDArray[np.int32], FloatArray, FloatArray, NDArray[np.bool_]]:
     """Index image (ROI at `origin`), every facelet's projected cell (pixels), its facing
     cosine, and whether its part was measured (only those can be sampled).
@@ -132,8 +138,8 @@ def _render(
     """
     pieces = _pieces_of(model)
     rotation = rotation_matrix(fit.rvec)
-    axis = model.axes[fit.active_axis]
-    angles = fit.part_angles[fit.active_axis]
+    axis = model.axes[render_axis]
+    angles = fit.part_angles[render_axis]
     count = model.facelet_count
     sides = model.facelet_corners.shape[1]
     sweep = np.arange(-axis.step_deg / 2, axis.step_deg / 2, UNMEASURED_SWEEP_STEP_DEG)
@@ -274,10 +280,14 @@ def _measure(
 
 
 def _tight_parts(
-    detected: tuple[Facelet, ...], fit: GeometryFit, model: PuzzleModel, cells: FloatArray
+    detected: tuple[Facelet, ...],
+    fit: GeometryFit,
+    model: PuzzleModel,
+    cells: FloatArray,
+    render_axis: int,
 ) -> list[bool]:
-    """Per part of the active axis: whether the fit puts its placed stickers where they are."""
-    axis = model.axes[fit.active_axis]
+    """Per part of the rendered axis: whether the fit puts its placed stickers where they are."""
+    axis = model.axes[render_axis]
     errors: list[list[float]] = [[] for _ in axis.part_names]
     for detection in np.nonzero(fit.assignment >= 0)[0]:
         facelet = int(fit.assignment[detection])
@@ -292,6 +302,64 @@ def _tight_parts(
     ]
 
 
+def _single_piece_parts(model: PuzzleModel) -> list[list[bool]]:
+    """Per axis and part: whether the part is one piece (a Pyraminx tip), which turns freely
+    whatever the other axes do; parts of several pieces block every other axis when turned."""
+    return [
+        [
+            len({model.facelet_piece[i] for i in np.nonzero(axis.facelet_part == part)[0]}) == 1
+            for part in range(len(axis.part_names))
+        ]
+        for axis in model.axes
+    ]
+
+
+def _jammed(
+    fit: GeometryFit, model: PuzzleModel, single: list[list[bool]], render_axis: int
+) -> bool:
+    """Whether the rendered axis has two adjacent multi-piece parts measured clearly apart: the
+    layers of every other axis are then locked in line (a layer cannot turn across another)."""
+    axis = model.axes[render_axis]
+    angles = fit.part_angles[render_axis]
+    for lower, upper in axis.pairs:
+        first, second = angles[lower], angles[upper]
+        if first is None or second is None:
+            continue
+        if single[render_axis][lower] or single[render_axis][upper]:
+            continue
+        step = axis.step_deg
+        gap = (second.angle_deg - first.angle_deg + step / 2) % step - step / 2
+        if abs(gap) > JAMMING_TURN_DEG:
+            return True
+    return False
+
+
+def _unrenderable_facelets(
+    fit: GeometryFit, model: PuzzleModel, render_axis: int
+) -> set[int] | None:
+    """Facelets a rendering turning only `render_axis` cannot place (a turned or unmeasured free
+    tip of another axis), or None if it would not be the puzzle at all (a layer of another axis
+    turned, or unmeasured while nothing locks it in line)."""
+    single = _single_piece_parts(model)
+    jammed = _jammed(fit, model, single, render_axis)
+    excluded: set[int] = set()
+    for axis_index, angles in enumerate(fit.part_angles):
+        if axis_index == render_axis:
+            continue
+        axis = model.axes[axis_index]
+        for part, angle in enumerate(angles):
+            aligned = angle is not None and abs(angle.angle_deg) <= MAX_OTHER_AXIS_DEG
+            if aligned:
+                continue
+            if single[axis_index][part]:
+                excluded.update(int(f) for f in np.nonzero(axis.facelet_part == part)[0])
+            elif angle is None and jammed:
+                continue  # locked in line by the active axis's turned layer
+            else:
+                return None
+    return excluded
+
+
 def project_facelets(
     image: NDArray[np.uint8],
     detected: tuple[Facelet, ...],
@@ -303,13 +371,20 @@ def project_facelets(
     """Samples of the visible model facelets no detection was placed on (the fit's frame)."""
     if not fit.found or fit.active_axis < 0:
         return ()
-    for axis_index, angles in enumerate(fit.part_angles):
-        if axis_index != fit.active_axis and any(
-            a is None or abs(a.angle_deg) > MAX_OTHER_AXIS_DEG for a in angles
-        ):
-            # A part of another axis turned, or not measured (it may be turned, the active axis
-            # then being a wrong reading): the rendering would not be the puzzle.
-            return ()
+    # The fit's active axis is rendered with its parts' angles, the others in line. If a layer
+    # of another axis was not measured (it may stand askew), that axis is rendered instead, its
+    # unmeasured layer swept over a turning step, provided every other layer was measured in line.
+    rendering = next(
+        (
+            (axis, excluded)
+            for axis in (fit.active_axis, *range(len(model.axes)))
+            if (excluded := _unrenderable_facelets(fit, model, axis)) is not None
+        ),
+        None,
+    )
+    if rendering is None:
+        return ()
+    render_axis, excluded = rendering
     height, width = image.shape[:2]
     rotation = rotation_matrix(fit.rvec)
     body = model.facelet_corners.reshape(-1, 3) @ rotation.T + fit.tvec
@@ -324,20 +399,21 @@ def project_facelets(
     origin = np.array([x0, y0], dtype=np.float64)
     shape = (y1 - y0, x1 - x0)
     try:
-        index, cells, facing, measured = _render(fit, model, intrinsics, origin, shape)
+        index, cells, facing, measured = _render(fit, model, intrinsics, origin, shape, render_axis)
     except ValueError:
         return ()
     crop = np.ascontiguousarray(image[y0:y1, x0:x1])
 
     placed_detections = np.nonzero(fit.assignment >= 0)[0]
     placed = {int(fit.assignment[d]) for d in placed_detections}
-    tight = _tight_parts(detected, fit, model, cells)
-    parts = model.axes[fit.active_axis].facelet_part
+    tight = _tight_parts(detected, fit, model, cells, render_axis)
+    parts = model.axes[render_axis].facelet_part
     candidates = [
         facelet
         for facelet in range(model.facelet_count)
         if facelet not in placed
         and facelet not in missing
+        and facelet not in excluded
         and measured[facelet]
         and tight[int(parts[facelet])]
         and facing[facelet] >= MIN_FACING

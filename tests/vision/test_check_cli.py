@@ -137,3 +137,52 @@ def test_unknown_puzzle_is_a_usage_error(cube_image) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["check", str(cube_image), "--puzzle", "444"])
     assert exit_info.value.code == 2
+
+
+def _station_for(capture: dict, corpus_dir: Path, folder: Path) -> Path:
+    """A station config whose cameras are the capture's, with their intrinsics and poses."""
+    import tomli_w
+
+    cameras = []
+    for view in capture["views"]:
+        intrinsics = folder / f"{view['camera']}.yml"
+        storage = cv2.FileStorage(str(intrinsics), cv2.FILE_STORAGE_WRITE)
+        storage.write("camera_matrix", np.asarray(view["camera_matrix"], dtype=np.float64))
+        storage.write("dist_coeffs", np.asarray(view["dist_coeffs"], dtype=np.float64))
+        storage.write("image_width", int(view["image_size"][0]))
+        storage.write("image_height", int(view["image_size"][1]))
+        storage.release()
+        cameras.append(
+            {
+                "name": view["camera"],
+                "backend": "replay",
+                "source": str(corpus_dir / view["image"]),
+                "resolution": list(view["image_size"]),
+                "analysis_resolution": list(view["image_size"]),
+                "intrinsics": intrinsics.name,
+                "pose": view["world_from_camera"],
+            }
+        )
+    config = {
+        "station": {"name": "test", "puzzle": capture["puzzle"], "evidence_dir": str(folder)},
+        "cameras": cameras,
+    }
+    path = folder / "station.toml"
+    path.write_bytes(tomli_w.dumps(config).encode("utf-8"))
+    return path
+
+
+def test_a_station_config_gives_the_cameras_intrinsics_and_rig_poses(
+    corpus_dir, tmp_path, capsys
+) -> None:
+    capture = json.loads((corpus_dir / "c0021.json").read_text(encoding="utf-8"))
+    station = _station_for(capture, corpus_dir, tmp_path)
+    images = [str(corpus_dir / view["image"]) for view in capture["views"]]
+    code = main(["check", *images, "--puzzle", "333", "--station", str(station), "--json"])
+    assert code == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["verdict"] == capture["verdict"] == "solved"
+    assert not any("intrinsics" in reason for reason in answer["reasons"])
+    # One image for a two-camera station is unusable input.
+    assert main(["check", images[0], "--puzzle", "333", "--station", str(station)]) == 2
+    assert "2 camera(s)" in capsys.readouterr().err

@@ -6,9 +6,21 @@ import cv2
 import numpy as np
 import pytest
 
+from judgecam.puzzle.observation import Observation, PairObservation
+from judgecam.puzzle.registry import get_puzzle
+from judgecam.puzzle.verdict import judge
 from judgecam.vision.camera import Intrinsics
+from judgecam.vision.color_model import ColorClassification
+from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
+from judgecam.vision.fuse import Fusion
 from judgecam.vision.model import puzzle_model
-from judgecam.vision.pipeline import analyse_view, check
+from judgecam.vision.pipeline import (
+    _arrangement_doubt,
+    _colors_otherwise_sound,
+    _verdict_without,
+    analyse_view,
+    check,
+)
 from judgecam.vision.synthetic import Turn, default_camera, render_view, solved_colors
 
 EYE = (210.0, 190.0, 230.0)
@@ -88,3 +100,38 @@ def test_bare_body_where_stickers_came_off_is_missing(cube_view) -> None:
         render_view(model, solved_colors(model), EYE, seed=5).image, model, _camera()
     )
     assert intact.missing == ()
+
+
+def _fusion(colors: tuple[str, ...], reasons: tuple[str, ...] = ()) -> Fusion:
+    """A fusion of a fully seen 3x3x3 (only what the verdict checks read is meaningful)."""
+    pairs = tuple(
+        PairObservation(axis, parts, 0.0, 0.5) for axis in "xyz" for parts in ((0, 1), (1, 2))
+    )
+    observation = Observation("333", colors, pairs)
+    count = len(colors)
+    classification = ColorClassification(
+        "333", colors, (1.0,) * count, (), reasons, (1.0, 1.0, 1.0)
+    )
+    verdict = judge(get_puzzle("333"), observation)
+    return Fusion(observation, verdict, classification, (), (), (), (), False)
+
+
+def test_uncertain_facelets_are_judged_by_whether_they_can_change_the_verdict() -> None:
+    state = get_puzzle("333").solved_state().apply("R")
+    fusion = _fusion(state.colors)
+    assert fusion.verdict.verdict == "+2"
+    # One facelet: its piece's other stickers fix its colour.
+    assert _verdict_without(fusion, [0]) == "+2"
+    # The whole D face and the lower rows of every side: two hidden edges could be flipped.
+    hidden = [i for i in range(54) if i // 9 == 3 or (i // 9 != 0 and i % 9 >= 6)]
+    assert _verdict_without(fusion, hidden) == "review"
+
+
+def test_a_penalty_in_colours_that_fit_the_scheme_badly_is_flagged() -> None:
+    state = get_puzzle("333").solved_state().apply("R")
+    doubt = f"{ARRANGEMENT_DOUBT} (mean CIEDE2000 23.3 vs 14.3): a non-standard scheme?"
+    assert _arrangement_doubt(_fusion(state.colors, (doubt,)))
+    assert not _colors_otherwise_sound(_fusion(state.colors, (doubt,)))
+    listed = "low colour confidence: U1 white (or green? confidence 0.11)"
+    assert not _arrangement_doubt(_fusion(state.colors, (listed,)))
+    assert _colors_otherwise_sound(_fusion(state.colors, (listed,)))

@@ -11,9 +11,15 @@ import pytest
 
 from judgecam.vision.camera import Intrinsics
 from judgecam.vision.fuse import _consistent
+from judgecam.vision.geometry import GeometryFit, PartAngle
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import ViewResult, analyse_view
-from judgecam.vision.projected import MIN_FACING, _render, project_facelets
+from judgecam.vision.projected import (
+    MIN_FACING,
+    _render,
+    _unrenderable_facelets,
+    project_facelets,
+)
 from judgecam.vision.synthetic import (
     DEFAULT_SCHEME_BGR,
     SyntheticView,
@@ -83,7 +89,9 @@ def test_undetected_facelets_of_a_turned_slice_are_sampled_from_the_fit(turned_s
     sampled = {s.facelet for s in samples}
     # What stage 2 "missed" and faces the camera squarely enough comes back, the slice's
     # facelets included.
-    _, _, facing, _ = _render(partial, model, _camera(), np.zeros(2), view.image.shape[:2])
+    _, _, facing, _ = _render(
+        partial, model, _camera(), np.zeros(2), view.image.shape[:2], partial.active_axis
+    )
     squarely = {int(fit.assignment[d]) for d in dropped if facing[fit.assignment[d]] >= MIN_FACING}
     assert len(squarely) >= 8
     assert len(squarely & sampled) >= 0.8 * len(squarely)
@@ -167,3 +175,66 @@ def test_fusion_leaves_real_disagreements_unseen() -> None:
     white = _sample((88.0, 0.0, 2.0), 700.0, False)
     yellow = _sample((90.0, -8.0, 80.0), 700.0, False)
     assert _consistent([white, yellow]) is None
+
+
+def _fit_with(puzzle: str, active: int, angles: dict[tuple[int, int], float | None]) -> GeometryFit:
+    """A found fit whose parts are in line except `angles` ((axis, part) -> degrees or None
+    for an unmeasured part); only what `_unrenderable_facelets` reads is meaningful."""
+    model = puzzle_model(puzzle)
+    part_angles = tuple(
+        tuple(
+            None
+            if angles.get((a, p), 0.0) is None
+            else PartAngle(float(angles.get((a, p), 0.0) or 0.0), 0.3, 4)
+            for p in range(len(axis.part_names))
+        )
+        for a, axis in enumerate(model.axes)
+    )
+    return GeometryFit(
+        True,
+        np.zeros(3),
+        np.array([0.0, 0.0, 300.0]),
+        np.zeros(0, np.int64),
+        part_angles,
+        (),
+        active,
+        0.5,
+        1.0,
+        1.0,
+        (),
+    )
+
+
+def test_an_unmeasured_layer_of_another_axis_is_in_line_when_the_active_axis_is_turned() -> None:
+    model = puzzle_model("333")
+    # U turned 20 degrees on y; x's M slice unmeasured: it cannot stand askew across a turned U.
+    fit = _fit_with("333", 1, {(1, 2): 20.0, (0, 1): None})
+    assert _unrenderable_facelets(fit, model, 1) == set()
+    # With y in line, the unmeasured M may be turned: y cannot be rendered, x can (M swept).
+    in_line = _fit_with("333", 1, {(0, 1): None})
+    assert _unrenderable_facelets(in_line, model, 1) is None
+    assert _unrenderable_facelets(in_line, model, 0) == set()
+    # A turned layer of another axis (beyond a few degrees) is not the rendered puzzle.
+    crossing = _fit_with("333", 1, {(1, 2): 20.0, (0, 0): 15.0})
+    assert _unrenderable_facelets(crossing, model, 1) is None
+
+
+def test_a_free_pyraminx_tip_of_another_axis_only_loses_its_own_facelets() -> None:
+    model = puzzle_model("pyram")
+    tip = model.axes[2].part_names.index("tip")
+    fit = _fit_with("pyram", 0, {(2, tip): 40.0})
+    excluded = _unrenderable_facelets(fit, model, 0)
+    expected = set(np.nonzero(model.axes[2].facelet_part == tip)[0].tolist())
+    assert excluded == expected and len(expected) == 3
+
+
+def test_a_sample_with_a_sheen_gives_way_to_the_saturated_view() -> None:
+    # The same green sticker: saturated in one view, lighter and washed towards white in the
+    # other (same hue, so the views do not contradict): the saturated sample is kept.
+    green = (np.array([67.6, -60.1, 45.8]), 900.0, 2.0, False)
+    sheened = (np.array([94.5, -14.6, 17.2]), 1500.0, 2.0, False)
+    assert [s[0].tolist() for s in _consistent([sheened, green]) or []] == [green[0].tolist()]
+    # Two readings of a white sticker both stay.
+    white = (np.array([96.7, -1.1, 8.0]), 900.0, 2.0, False)
+    other_white = (np.array([97.7, -1.5, 8.6]), 900.0, 2.0, False)
+    assert len(_consistent([white, other_white]) or []) == 2
