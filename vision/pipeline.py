@@ -330,8 +330,10 @@ def _cross_check(
     if best is not None:
         if learned is None:
             return best, [*problems, "cross-check: the learned detector finds no puzzle here"], []
-        problem = compare_fits(model, best, learned).problem()
-        return best, [*problems, problem] if problem else problems, []
+        start = time.perf_counter()
+        disagreements = compare_fits(model, best, learned).problems()
+        timings["cross_check"] = _ms(start)
+        return best, [*problems, *disagreements], []
     if learned is None:
         return None, problems, []
     frame_usable = all(problem.startswith(NO_PUZZLE) for problem in problems)

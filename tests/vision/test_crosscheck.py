@@ -5,18 +5,31 @@ used."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
-from judgecam.vision.camera import Intrinsics
+from judgecam.vision.camera import Intrinsics, project
+from judgecam.vision.detector_crosscheck import MAX_SWING_DEG, compare_fits
 from judgecam.vision.detector_onnx import Detection
 from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
-from judgecam.vision.model import puzzle_model
+from judgecam.vision.fuse import _map_pair
+from judgecam.vision.geometry import GeometryFit, PairAngle
+from judgecam.vision.locate import PuzzleRegion
+from judgecam.vision.model import PuzzleModel, puzzle_model, rotation_about
 from judgecam.vision.pipeline import analyse_view, check
-from judgecam.vision.synthetic import Turn, default_camera, render_view, solved_colors
+from judgecam.vision.segment import Facelet, FaceletSegmentation
+from judgecam.vision.synthetic import (
+    Turn,
+    default_camera,
+    look_at,
+    render_view,
+    solved_colors,
+    turned_corners,
+)
 
 #: A 2x2x2 view the classical stages miss and the learned detector finds (model card).
 LEARNED_ONLY_VIEW = ("c0037", 1)
@@ -76,7 +89,8 @@ def test_agreeing_detector_adds_no_problem(cube) -> None:
     )
     assert view.found
     assert view.problems == ()
-    assert {stage for stage, _ in view.timings_ms} >= {"learned_detect", "learned_geometry"}
+    stages = {stage for stage, _ in view.timings_ms}
+    assert stages >= {"learned_detect", "learned_geometry", "cross_check"}
 
 
 @pytest.mark.parametrize(
@@ -175,3 +189,131 @@ def test_check_command_unusable_model_is_a_usage_error(cube, tmp_path, monkeypat
     cv2.imwrite(str(image_path), cube[0])
     assert main(["check", str(image_path), "--puzzle", "333", "--learned"]) == 2
     assert "SHA-256" in capsys.readouterr().err
+
+
+# --- compare_fits on constructed fits: a 3x3x3 with its U layer turned 30 degrees ---------
+
+#: The turned layer: axis y (D, E, U), part U, by this many degrees.
+TURN_AXIS, TURN_PART, TURN_DEG = 1, 2, 30.0
+EYE = np.array([210.0, 190.0, 230.0])
+
+
+def _segmentation(polygons: np.ndarray) -> FaceletSegmentation:
+    facelets = tuple(Facelet(p, np.zeros(3), 0.0, 400, 1.0) for p in polygons)
+    outline = polygons.reshape(-1, 2)
+    region = PuzzleRegion((), outline, 20.0, False, 1.0)
+    return FaceletSegmentation(region, facelets, 1.0)
+
+
+def _fit(
+    rotation: np.ndarray,
+    tvec: np.ndarray,
+    assignment: np.ndarray,
+    pairs: list[PairAngle],
+) -> GeometryFit:
+    rvec, _ = cv2.Rodrigues(rotation)
+    return GeometryFit(
+        found=True,
+        rvec=rvec.reshape(3),
+        tvec=tvec,
+        assignment=assignment,
+        part_angles=(),
+        pairs=tuple(pairs),
+        active_axis=TURN_AXIS,
+        reprojection_px=0.2,
+        inlier_fraction=1.0,
+        confidence=0.9,
+        problems=(),
+    )
+
+
+def _pair(model: PuzzleModel, axis_name: str, parts: tuple[int, int], angle: float) -> PairAngle:
+    axis = next(a for a in model.axes if a.name == axis_name)
+    names = (axis.part_names[parts[0]], axis.part_names[parts[1]])
+    return PairAngle(axis_name, names, angle, 0.2, 6)
+
+
+def _turned_cube_fits(
+    learned_pair_error: float = 0.0, learned_tilt_deg: float = 0.0
+) -> tuple[PuzzleModel, tuple, tuple]:
+    """(model, classical, learned) fits of one view of a cube whose U layer is turned.
+
+    The classical path takes the D and E layers as its body (U at +30 degrees); the learned
+    path takes the turned U layer (D and E at -30) and names facelets in another copy of the
+    frame (a quarter turn about y). Both see the same stickers at the same places.
+    """
+    model = puzzle_model("333")
+    axis = model.axes[TURN_AXIS]
+    parts = [0.0, 0.0, 0.0]
+    parts[TURN_PART] = TURN_DEG
+    corners, centers, normals = turned_corners(model, Turn(TURN_AXIS, tuple(parts)))
+    rvec, tvec = look_at(EYE, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+    rotation = cv2.Rodrigues(rvec)[0]
+    visible = np.nonzero(np.einsum("ij,ij->i", normals, EYE - centers) > 0)[0]
+    camera = default_camera(1280, 720)
+    polygons = project(corners[visible], rotation, tvec, camera)
+    classical_pairs = [
+        _pair(model, "y", (0, 1), 0.0),
+        _pair(model, "y", (1, 2), TURN_DEG),
+        _pair(model, "x", (0, 1), 0.0),
+        _pair(model, "x", (1, 2), 0.0),
+    ]
+    classical = (_segmentation(polygons), _fit(rotation, tvec, visible, classical_pairs))
+    # The learned frame: body = the U layer, relabelled by a quarter turn about y.
+    relabel = rotation_about(axis.direction, 90.0)
+    assert any(np.allclose(relabel, s) for s in model.symmetries)
+    learned_rotation = rotation @ rotation_about(axis.direction, TURN_DEG) @ relabel.T
+    learned_rotation = learned_rotation @ rotation_about(
+        np.array([1.0, 0.0, 0.0]), learned_tilt_deg
+    )
+    learned_pairs = [
+        _pair(model, "y", (0, 1), 0.0),
+        _pair(model, "y", (1, 2), TURN_DEG + learned_pair_error),
+    ]
+    for parts_x in ((0, 1), (1, 2)):
+        name, mapped = _map_pair(model, relabel, "x", parts_x)
+        learned_pairs.append(_pair(model, name, mapped, 0.0))
+    jitter = np.random.default_rng(3).normal(0.0, 0.5, polygons.shape)
+    learned = (
+        _segmentation(polygons + jitter),
+        _fit(learned_rotation, tvec, model.facelet_permutation(relabel)[visible], learned_pairs),
+    )
+    return model, classical, learned
+
+
+def test_fits_with_different_reference_parts_of_a_turned_layer_agree() -> None:
+    model, classical, learned = _turned_cube_fits()
+    comparison = compare_fits(model, classical, learned)
+    assert comparison.problems() == ()
+    # The bodies differ by the layer's turn about its axis, and by nothing else.
+    np.testing.assert_allclose(abs(comparison.twist_deg), TURN_DEG, atol=1e-6)
+    np.testing.assert_allclose(comparison.swing_deg, 0.0, atol=1e-6)
+    assert comparison.compared == len(classical[0].facelets)
+    assert len(comparison.pairs) == 4  # the x pairs are matched across the relabelling
+
+
+def test_pair_angles_ten_degrees_apart_are_a_reason_naming_the_pair() -> None:
+    model, classical, learned = _turned_cube_fits(learned_pair_error=10.0)
+    problems = compare_fits(model, classical, learned).problems()
+    assert len(problems) == 1, problems
+    assert "pair y:E|U" in problems[0]
+    assert "30.0 vs 40.0 degrees" in problems[0]
+
+
+def test_different_placements_are_a_reason() -> None:
+    model, classical, (segmentation, fit) = _turned_cube_fits()
+    assignment = fit.assignment.copy()
+    assignment[[0, 1]] = assignment[[1, 0]]
+    swapped = replace(fit, assignment=assignment)
+    problems = compare_fits(model, classical, (segmentation, swapped)).problems()
+    assert any(
+        f"place 2 of {len(assignment)} facelets differently" in problem for problem in problems
+    ), problems
+
+
+def test_a_tilt_off_the_turned_axis_is_a_pose_disagreement() -> None:
+    model, classical, learned = _turned_cube_fits(learned_tilt_deg=MAX_SWING_DEG + 5.0)
+    comparison = compare_fits(model, classical, learned)
+    np.testing.assert_allclose(comparison.swing_deg, MAX_SWING_DEG + 5.0, atol=0.5)
+    problems = comparison.problems()
+    assert len(problems) == 1 and "disagree on the puzzle's pose" in problems[0], problems
