@@ -54,7 +54,7 @@ from judgecam.render.scene import (
 logger = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
-RIGS = ("rig2", "top", "oblique")
+RIGS = ("rig2", "rig3", "top", "oblique")
 
 
 @dataclass(frozen=True)
@@ -236,15 +236,21 @@ def place_cameras(
     rig: str, target: NDArray[np.float64], size_mm: float, rng: np.random.Generator
 ) -> list[Camera]:
     """Cameras as a judge station places them: `rig2` = two cameras at roughly opposite upper
-    corners 20-40 cm away at 30-50 degrees elevation; `top` = one camera above; `oblique` = one
-    camera from the side."""
+    corners 20-40 cm away at 30-50 degrees elevation; `rig3` = three such cameras about 120
+    degrees apart (no face of the puzzle is edge-on to all of them, whatever its yaw); `top` =
+    one camera above; `oblique` = one camera from the side."""
     scale = max(1.0, size_mm / 57.0) ** 0.5
     models = list(CAMERA_MODELS.values())
     cams: list[Camera] = []
-    if rig == "rig2":
+    if rig in ("rig2", "rig3"):
         model = models[int(rng.choice(4, p=[0.75, 0.1, 0.05, 0.1]))]
         az0 = float(rng.uniform(0, 360))
-        for i, az in enumerate((az0, az0 + 180.0 + rng.normal(0, 12))):
+        apart = 180.0 if rig == "rig2" else 120.0
+        azimuths = [az0] + [
+            az0 + apart * k + float(rng.normal(0, 12 if rig == "rig2" else 8))
+            for k in range(1, 2 if rig == "rig2" else 3)
+        ]
+        for i, az in enumerate(azimuths):
             base = 300.0 if model.focal_px < 1500 else 420.0
             dist = float(rng.uniform(0.75, 1.25)) * base * scale
             eye = spherical_eye(target, dist, az, float(rng.uniform(30, 50)))

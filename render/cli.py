@@ -11,6 +11,9 @@ from judgecam.cli import UsageError
 
 logger = logging.getLogger(__name__)
 
+#: The camera rigs of `render.capture.RIGS` (named here to keep this module's imports light).
+RIG_CHOICES = ("rig2", "rig3", "top", "oblique")
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """Add `render corpus` and `render one`."""
@@ -24,6 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     corpus.add_argument("--out", type=Path, default=Path("tests/images"), help="output folder")
     corpus.add_argument("--count", type=int, default=210, help="number of captures (default 210)")
     corpus.add_argument("--jobs", type=int, default=1, help="parallel render processes")
+    corpus.add_argument(
+        "--rig", choices=RIG_CHOICES, default=None, help="every capture on this rig (default: mix)"
+    )
     corpus.set_defaults(func=run_corpus)
 
     one = sub.add_parser("one", help="render one capture of a given state")
@@ -38,7 +44,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     one.add_argument("--style", choices=("stickered", "stickerless"), default="stickered")
     one.add_argument("--scheme", default="wca", help="wca, pastel, fluorescent, half-bright")
-    one.add_argument("--rig", choices=("rig2", "top", "oblique"), default="rig2")
+    one.add_argument("--rig", choices=RIG_CHOICES, default="rig2")
     one.add_argument("--clutter", default="", help="comma list of timer, cup, hand")
     one.add_argument("--logo", action="store_true", help="a logo on one centre")
     one.add_argument("--seed", type=int, default=1, help="seed for pose, lights and camera")
@@ -52,7 +58,7 @@ def run_corpus(args: argparse.Namespace) -> int:
 
     if args.count < 1 or args.jobs < 1:
         raise UsageError("--count and --jobs must be at least 1")
-    manifest = render_corpus(args.seed, args.out, args.count, args.jobs, print_progress)
+    manifest = render_corpus(args.seed, args.out, args.count, args.jobs, print_progress, args.rig)
     sys.stderr.write("\n")
     print(f"wrote {manifest['count']} captures and {args.out / 'manifest.json'}")
     return 0

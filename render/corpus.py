@@ -156,9 +156,11 @@ def plan_pyraminx(
     return moves, {a: tuple(v) for a, v in angles.items() if any(v)}
 
 
-def plan_corpus(seed: int, count: int) -> list[CapturePlan]:
+def plan_corpus(seed: int, count: int, rig: str | None = None) -> list[CapturePlan]:
     """`count` capture plans from `seed` (deterministic; the i-th plan depends on seed and i
-    only, so a larger corpus starts with the same captures as a smaller one)."""
+    only, so a larger corpus starts with the same captures as a smaller one). `rig` puts every
+    capture in front of that camera rig instead of the planned mix (the rest of each plan is
+    unchanged, so two rigs can be compared on the same puzzles)."""
     plans = []
     for index in range(count):
         rng = _rng(seed, index)
@@ -167,7 +169,7 @@ def plan_corpus(seed: int, count: int) -> list[CapturePlan]:
         clutter: tuple[str, ...] = ()
         if index % 45 == 44:  # a few empty mats: the judge must say "review"
             clutter = ("timer",) if rng.random() < 0.5 else ()
-            plans.append(CapturePlan(capture_id, cseed, "none", rig="rig2", clutter=clutter))
+            plans.append(CapturePlan(capture_id, cseed, "none", rig=rig or "rig2", clutter=clutter))
             continue
         kind = rng.choice(["333", "333-stickerless", "222", "pyram"], p=[0.4, 0.15, 0.22, 0.23])
         puzzle = "333" if str(kind).startswith("333") else str(kind)
@@ -185,7 +187,7 @@ def plan_corpus(seed: int, count: int) -> list[CapturePlan]:
             clutter = ("hand",) if rng.random() < 0.6 else ("hand", "timer")
         elif roll < 0.32:
             clutter = [("timer",), ("cup",), ("timer", "cup")][int(rng.integers(3))]
-        rig = str(rng.choice(["rig2", "top", "oblique"], p=[0.8, 0.1, 0.1]))
+        planned_rig = str(rng.choice(["rig2", "top", "oblique"], p=[0.8, 0.1, 0.1]))
         missing = 0
         damage_roll = rng.random()
         if damage_roll < 0.04:
@@ -201,7 +203,7 @@ def plan_corpus(seed: int, count: int) -> list[CapturePlan]:
                 scheme=str(rng.choice(schemes)),
                 moves=moves,
                 turns=turns,
-                rig=rig,
+                rig=rig or planned_rig,
                 clutter=clutter,
                 logo=bool(puzzle == "333" and rng.random() < 0.15),
                 missing=missing,
@@ -257,10 +259,11 @@ def render_corpus(
     count: int,
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
+    rig: str | None = None,
 ) -> dict[str, Any]:
     """Render `count` planned captures into `out` and write the manifest; return it."""
     out.mkdir(parents=True, exist_ok=True)
-    plans = plan_corpus(seed, count)
+    plans = plan_corpus(seed, count, rig)
     if workers > 1:  # one llvmpipe thread per worker: the workers already share the cores
         os.environ.setdefault("LP_NUM_THREADS", "1")
     jobs = [(plan, str(out)) for plan in plans]

@@ -403,6 +403,12 @@ def _consistent(
     rest = [s for s in samples if s is not saturated]
     if all(not _conflicts([[saturated[0], s[0]]]) or _washed_out(s[0], saturated[0]) for s in rest):
         return [saturated]
+    # Three or more views: a strict majority that agrees outvotes the rest (a hand, a reflection
+    # or a misplaced detection spoils one view, not several independent ones at once).
+    for sample in samples:
+        group = [s for s in samples if not _conflicts([[sample[0], s[0]]])]
+        if 2 * len(group) > len(samples) and not _conflicts([[s[0] for s in group]]):
+            return _consistent(group)
     return None
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
-from judgecam.vision.model import PuzzleModel, rotation_about
+from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet
 
 logger = logging.getLogger(__name__)
@@ -54,7 +54,9 @@ QUICK_GRID_STEP_DEG = 9.0
 
 @dataclass(frozen=True, eq=False)
 class PartAngle:
-    """One part's rotation about its axis relative to the body, in (-step/2, step/2]."""
+    """One part's rotation about its axis relative to the body: near (-step/2, step/2], its
+    matched facelets snapped to match; whole steps beyond that where an adjacent pair needs it
+    (see `_snap_pairs_consistently`)."""
 
     angle_deg: float
     sigma_deg: float  # standard error from the fit residuals
@@ -654,7 +656,46 @@ def _fit_axis(
             )[snapped]
         assignment[detections[mine]] = snapped
         result.append(PartAngle(float(angle), float(sigmas[part]), int(mine.sum())))
+    _snap_pairs_consistently(model, axis, result, assignment)
     return result, assignment
+
+
+def _snap_pairs_consistently(
+    model: PuzzleModel,
+    axis: AxisModel,
+    angles: list[PartAngle | None],
+    assignment: NDArray[np.int64],
+) -> None:
+    """Re-snap parts (in place) so that every adjacent pair's colours and angle agree.
+
+    Each part is snapped to its nearest aligned position relative to the body, but a pair is
+    judged on the parts' difference: two parts at +23 and -22.5 degrees are each snapped to 0,
+    while their pair is -45.5 degrees apart, which the verdict is told as +44.5 (within half a
+    step). The colours must then show the pair a step turned, or the rules engine judges the
+    right angle on colours a quarter turn off. Walking outwards from the best-measured part,
+    each part whose difference to its measured neighbour leaves half a step is re-snapped by
+    whole steps (its facelets move with it; where it physically is does not change).
+    """
+    measured = [(a.facelets, index) for index, a in enumerate(angles) if a is not None]
+    if len(measured) < 2:
+        return
+    step = axis.step_deg
+    reference = max(measured)[1]
+    order = [*range(reference + 1, len(angles)), *range(reference - 1, -1, -1)]
+    for part in order:
+        neighbour = part - 1 if part > reference else part + 1
+        current, previous = angles[part], angles[neighbour]
+        if current is None or previous is None:
+            continue
+        steps = int(np.round((current.angle_deg - previous.angle_deg) / step))
+        if steps == 0:
+            continue
+        mine = np.nonzero(assignment >= 0)[0]
+        mine = mine[axis.facelet_part[assignment[mine]] == part]
+        assignment[mine] = model.facelet_permutation(rotation_about(axis.direction, steps * step))[
+            assignment[mine]
+        ]
+        angles[part] = replace(current, angle_deg=current.angle_deg - steps * step)
 
 
 def _refine_angle(

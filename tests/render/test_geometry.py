@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from judgecam.puzzle import get_puzzle
-from judgecam.render.capture import CapturePlan, puzzle_truth, resting_pose
+from judgecam.render.capture import CapturePlan, place_cameras, puzzle_truth, resting_pose
 from judgecam.render.color import scheme_for
 from judgecam.render.corpus import plan_corpus
 from judgecam.render.mesh import convex_polytope, rounded_outline
@@ -99,3 +99,32 @@ def test_snapping_uses_the_nearest_step() -> None:
 def test_corpus_plan_is_deterministic_and_prefix_stable() -> None:
     assert plan_corpus(7, 12) == plan_corpus(7, 30)[:12]
     assert plan_corpus(7, 12) != plan_corpus(8, 12)
+
+
+def test_a_rig_override_keeps_every_other_part_of_the_plan() -> None:
+    mixed = plan_corpus(7, 30)
+    three = plan_corpus(7, 30, rig="rig3")
+    assert {plan.rig for plan in three} == {"rig3"}
+    for plain, forced in zip(mixed, three, strict=True):
+        assert (plain.puzzle, plain.seed, plain.moves, plain.scheme, plain.clutter) == (
+            forced.puzzle,
+            forced.seed,
+            forced.moves,
+            forced.scheme,
+            forced.clutter,
+        )
+
+
+@pytest.mark.parametrize(("rig", "count", "apart"), [("rig2", 2, 180.0), ("rig3", 3, 120.0)])
+def test_station_rigs_surround_the_puzzle(rig: str, count: int, apart: float) -> None:
+    target = np.array([0.0, 0.0, 30.0])
+    for seed in range(20):
+        cameras = place_cameras(rig, target, 57.0, np.random.default_rng(seed))
+        assert len(cameras) == count
+        eyes = np.array([c.world_from_camera[:3, 3] - target for c in cameras])
+        azimuths = np.degrees(np.arctan2(eyes[:, 1], eyes[:, 0]))
+        elevations = np.degrees(np.arctan2(eyes[:, 2], np.hypot(eyes[:, 0], eyes[:, 1])))
+        assert np.all((elevations > 25) & (elevations < 55))
+        gaps = np.sort((azimuths - azimuths[0]) % 360.0)[1:]
+        expected = apart * np.arange(1, count)
+        np.testing.assert_allclose(gaps, expected, atol=40.0)

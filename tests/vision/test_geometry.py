@@ -7,7 +7,7 @@ import pytest
 
 from judgecam.vision.camera import Intrinsics
 from judgecam.vision.fuse import _map_pair, stated_uncertainty
-from judgecam.vision.geometry import fit_geometry
+from judgecam.vision.geometry import PartAngle, _pairs, _snap_pairs_consistently, fit_geometry
 from judgecam.vision.locate import find_puzzles
 from judgecam.vision.model import puzzle_model, rotation_about
 from judgecam.vision.segment import segment_facelets
@@ -101,3 +101,37 @@ def test_rotation_about_matches_opencv_rodrigues() -> None:
         angle = float(rng.uniform(-200.0, 200.0))
         expected, _ = cv2.Rodrigues(axis / np.linalg.norm(axis) * np.deg2rad(angle))
         np.testing.assert_allclose(rotation_about(axis, angle), expected, atol=1e-12)
+
+
+def test_parts_snapped_apart_are_resnapped_so_each_pair_keeps_its_colours() -> None:
+    """Two parts at +23 and -22.5 degrees from the body each snap to 0, but they are 45.5
+    degrees apart: the pair is reported as +44.5 (within half a step), so the lower part's
+    facelets must be the ones a quarter turn on."""
+    model = puzzle_model("333")
+    axis = model.axes[1]  # y: D, E, U
+    angles: list[PartAngle | None] = [
+        PartAngle(23.0, 0.3, 8),
+        PartAngle(-22.5, 0.3, 8),
+        PartAngle(-22.5, 0.3, 9),
+    ]
+    d_facelets = np.nonzero(axis.facelet_part == 0)[0][:4]
+    e_facelets = np.nonzero(axis.facelet_part == 1)[0][:4]
+    assignment = np.concatenate([d_facelets, e_facelets, [-1]]).astype(np.int64)
+    before = assignment.copy()
+    _snap_pairs_consistently(model, axis, angles, assignment)
+    quarter = model.facelet_permutation(rotation_about(axis.direction, 90.0))
+    np.testing.assert_array_equal(assignment[:4], quarter[before[:4]])
+    np.testing.assert_array_equal(assignment[4:], before[4:])
+    assert angles[0] is not None and angles[0].angle_deg == pytest.approx(-67.0)
+    unmeasured: list[PartAngle | None] = [None, None, None]
+    pair = next(p for p in _pairs(model, [unmeasured, angles, unmeasured]) if p.parts == ("D", "E"))
+    assert pair.angle_deg == pytest.approx(44.5)
+    # Parts within half a step of each other are left alone.
+    calm: list[PartAngle | None] = [
+        PartAngle(10.0, 0.3, 8),
+        PartAngle(-20.0, 0.3, 8),
+        PartAngle(0.0, 0.3, 9),
+    ]
+    untouched = before.copy()
+    _snap_pairs_consistently(model, axis, calm, untouched)
+    np.testing.assert_array_equal(untouched, before)

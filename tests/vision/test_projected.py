@@ -238,3 +238,13 @@ def test_a_sample_with_a_sheen_gives_way_to_the_saturated_view() -> None:
     white = (np.array([96.7, -1.1, 8.0]), 900.0, 2.0, False)
     other_white = (np.array([97.7, -1.5, 8.6]), 900.0, 2.0, False)
     assert len(_consistent([white, other_white]) or []) == 2
+
+
+def test_with_three_views_an_agreeing_majority_outvotes_one() -> None:
+    red = (np.array([45.0, 60.0, 45.0]), 900.0, 2.0, False)
+    red_again = (np.array([48.0, 58.0, 47.0]), 800.0, 2.0, False)
+    blue = (np.array([35.0, 15.0, -55.0]), 1200.0, 2.0, False)  # a hand? another sticker?
+    kept = _consistent([blue, red, red_again]) or []
+    assert sorted(s[1] for s in kept) == [800.0, 900.0]
+    # Two views against each other stay a contradiction.
+    assert _consistent([blue, red]) is None
