@@ -155,6 +155,10 @@ def classify_colors(
         for absent in _absent_choices(model, pinned, len(facelets) - len(seen))
         for clustering in _clusterings(model, labs, pinned, reference.centres(), absent)
     ]
+    # A candidate that puts two clearly coloured facelets of very different hue in one cluster
+    # has merged two colours (its broad noise made the merge cheap): dropped while any other
+    # candidate is left.
+    resolved_all = [c for c in resolved_all if not _mixes_hues(c, labs)] or resolved_all
     penalty = color_penalty(len(seen))
     candidates = _ranked(resolved_all, penalty, model, seen, labs)
     problem = _Problem(
@@ -290,6 +294,29 @@ class _Resolved:
     def used(self) -> int:
         """How many colours the seen facelets show."""
         return len(np.unique(self.members))
+
+
+#: Facelets at least this chromatic (CIELAB chroma) have a hue worth comparing ...
+HUE_CHROMA = 25.0
+#: ... and two such facelets in one cluster whose hues differ by more than this (degrees) are
+#: two colours: shading, exposure and a sheen change a surface's lightness and chroma, hardly
+#: its hue, while the scheme colours' hues lie 25-100 degrees apart (red/orange the closest,
+#: which this leaves to the clustering).
+MAX_CLUSTER_HUE_SPREAD_DEG = 60.0
+
+
+def _mixes_hues(candidate: _Resolved, labs: NDArray[np.float64]) -> bool:
+    """Whether some cluster holds two chromatic facelets of clearly different hue."""
+    chroma = np.hypot(labs[:, 1], labs[:, 2])
+    hue = np.degrees(np.arctan2(labs[:, 2], labs[:, 1]))
+    for cluster in np.unique(candidate.members):
+        hues = hue[(candidate.members == cluster) & (chroma >= HUE_CHROMA)]
+        if len(hues) < 2:
+            continue
+        gaps = np.abs((hues[:, None] - hues[None, :] + 180.0) % 360.0 - 180.0)
+        if float(gaps.max()) > MAX_CLUSTER_HUE_SPREAD_DEG:
+            return True
+    return False
 
 
 def _fit_cost(candidate: _Resolved, labs: NDArray[np.float64], noise: float) -> float:

@@ -346,3 +346,49 @@ def test_classifying_one_3x3(benchmark: Any, shared_data: Path) -> None:
     samples = load_resolver_file(shared_data / "color-samples" / "3x3x3-random-01.json", "333")
     result = benchmark(classify_colors, samples, "333")
     assert len(result.labels) == 54
+
+
+#: The fused samples of corpus capture c0002 (a scrambled 3x3x3, 25 of its 54 facelets seen by
+#: the two rig cameras, in neutral light) with their true colours: facelet -> (CIELAB, spread,
+#: pixels, truth). Too few colours fitted them with cheap broad noise once: blue read as red,
+#: yellow as white and green.
+C0002_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
+    0: ((53.9, -47.1, 32.4), 0.3, 897, "green"),
+    1: ((57.9, 42.7, 49.2), 0.7, 1049, "orange"),
+    2: ((84.1, -0.1, 0.8), 0.5, 1022, "white"),
+    3: ((54.0, -46.5, 32.0), 0.4, 750, "green"),
+    4: ((56.0, -43.5, 28.9), 0.8, 778, "green"),
+    5: ((60.5, -37.0, 23.7), 1.2, 812, "green"),
+    6: ((73.1, -3.1, 36.5), 1.2, 824, "yellow"),
+    7: ((41.4, 11.7, -34.6), 1.2, 722, "blue"),
+    8: ((47.5, -34.8, 23.6), 0.9, 776, "green"),
+    17: ((20.6, 16.5, -39.6), 1.2, 392, "blue"),
+    18: ((28.7, -31.9, 22.1), 0.5, 530, "green"),
+    19: ((42.9, -4.2, 47.3), 0.5, 453, "yellow"),
+    20: ((29.9, 28.6, 37.4), 0.7, 644, "orange"),
+    21: ((19.7, 32.3, 17.5), 7.9, 613, "red"),
+    22: ((18.4, 35.2, 22.2), 0.5, 546, "red"),
+    23: ((28.9, 22.7, 34.8), 7.3, 742, "orange"),
+    45: ((28.8, 46.8, 31.0), 0.3, 942, "red"),
+    46: ((60.5, -3.9, 61.7), 0.3, 926, "yellow"),
+    47: ((65.8, -0.2, 1.1), 0.3, 1138, "white"),
+    48: ((29.3, 42.4, 31.8), 8.9, 996, "red"),
+    49: ((43.5, 38.3, 50.0), 0.4, 871, "orange"),
+    50: ((63.5, -0.5, 1.3), 1.6, 1369, "white"),
+    51: ((64.5, -0.3, 1.4), 0.4, 546, "white"),
+    52: ((59.3, -0.8, 1.5), 0.7, 290, "white"),
+    53: ((42.1, 36.9, 46.7), 1.3, 321, "orange"),
+}
+
+
+def test_clusters_do_not_merge_colours_of_different_hue() -> None:
+    samples: list[FaceletSample | None] = [None] * 54
+    for index, (lab, spread, pixels, _) in C0002_SAMPLES.items():
+        samples[index] = FaceletSample(lab, spread, pixels)
+    result = classify_colors(samples, "333")
+    wrong = {
+        index: (result.labels[index], truth)
+        for index, (_, _, _, truth) in C0002_SAMPLES.items()
+        if result.labels[index] != truth
+    }
+    assert wrong == {}
