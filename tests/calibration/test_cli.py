@@ -232,13 +232,13 @@ def test_calibrate_rig_writes_the_pose_into_the_station(
             "--station",
             str(station),
             "--camera",
-            "north-west",
+            "north",
         ]
     )
     assert code == 0
     printed = capsys.readouterr().out
     assert "south       seen" in printed and "north       hidden" in printed
-    pose = load_station_config(station).camera("north-west").pose
+    pose = load_station_config(station).camera("north").pose
     assert pose is not None
     assert rotation_angle_deg(pose, truth) < 1.0
 

@@ -44,7 +44,7 @@ def _write(folder: Path, text: str) -> Path:
 def test_example_station_loads(example: Path) -> None:
     config = load_station_config(example)
     assert config.name == "Station 1"
-    assert [c.name for c in config.cameras] == ["south-east", "north-west"]
+    assert [c.name for c in config.cameras] == ["south-east", "north", "west"]
     camera = config.camera("south-east")
     assert camera.backend == "picamera2"
     assert camera.resolution == (2304, 1296) and camera.analysis_resolution == (1152, 648)
