@@ -789,7 +789,9 @@ def _reference(
     measured = [(a.facelets, a.angle_deg) for a in angles if a is not None]
     if not measured:
         return 0.0, np.nonzero(assignment >= 0)[0]
-    reference = max(measured)[1]
+    # Within half a step of the body: a part re-snapped by whole steps (see
+    # `_snap_pairs_consistently`) has the same shape there, and the other axes keep their names.
+    reference = _wrap(max(measured)[1], axis.step_deg)
     aligned = {
         part
         for part, a in enumerate(angles)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 
 from judgecam.vision.camera import Intrinsics
 from judgecam.vision.fuse import _map_pair, stated_uncertainty
-from judgecam.vision.geometry import PartAngle, _pairs, _snap_pairs_consistently, fit_geometry
+from judgecam.vision.geometry import (
+    PartAngle,
+    _pairs,
+    _reference,
+    _snap_pairs_consistently,
+    fit_geometry,
+)
 from judgecam.vision.locate import find_puzzles
 from judgecam.vision.model import puzzle_model, rotation_about
 from judgecam.vision.segment import segment_facelets
@@ -135,3 +143,14 @@ def test_parts_snapped_apart_are_resnapped_so_each_pair_keeps_its_colours() -> N
     untouched = before.copy()
     _snap_pairs_consistently(model, axis, calm, untouched)
     np.testing.assert_array_equal(untouched, before)
+
+
+def test_the_reference_part_stays_within_half_a_step_of_the_body() -> None:
+    """A re-snapped part (67.5 = -22.5 + a step) orients the other axes' measurement as -22.5
+    does: the same shape, and the other axes keep their names."""
+    model = puzzle_model("333")
+    problem = SimpleNamespace(model=model)
+    angles: list[PartAngle | None] = [PartAngle(67.5, 0.3, 9), PartAngle(23.0, 0.3, 8), None]
+    assignment = np.array([-1], dtype=np.int64)
+    reference, _ = _reference(problem, 1, angles, assignment)  # type: ignore[arg-type]
+    assert reference == pytest.approx(-22.5)
