@@ -540,12 +540,12 @@ def judge_views(
     if close is not None and final != "review":
         reasons.append(close)
         final = "review"
-    if final in ("+2", "DNF") and _arrangement_doubt(fusion):
-        # Colours that fit no arrangement of the scheme may have been merged or named wrongly
-        # as a whole; a solved reading is safe (merged colours make no legal solved puzzle),
-        # a penalty is not.
+    if final != "review" and _arrangement_doubt(fusion):
+        # Colours that fit no arrangement of the scheme may have been merged, swapped or named
+        # wrongly as a whole, and such misreads can make a turned puzzle look solved (white and
+        # yellow swapped on a 2x2x2 did, on an unseen render): any verdict goes to a judge.
         reasons.append(
-            "a penalty read in colours that fit the scheme badly: a judge must check "
+            "the colours fit the scheme badly: a judge must check "
             "(calibrate the scheme: judgecam calibrate scheme)"
         )
         final = "review"
