@@ -36,6 +36,8 @@ from judgecam.puzzle.registry import get_puzzle
 logger = logging.getLogger(__name__)
 
 HIDDEN_PREFIX = "unseen colour "
+#: Pieces that stay in their own slot: cube centres, a Pyraminx's axial centres and tips.
+_FIXED_KINDS = ("center", "tip")
 
 
 @dataclass(frozen=True)
@@ -139,8 +141,11 @@ class _Search:
             for home in table:
                 if home.kind != slot.kind or len(home.facelets) != len(slot.facelets):
                     continue
-                if slot.kind == "center" and self.puzzle != "pyram" and home is not slot:
-                    continue  # cube centres never leave their face (rotations are free anyway)
+                if slot.kind in _FIXED_KINDS and home is not slot:
+                    # Cube centres never leave their face; a Pyraminx's axial centres and tips
+                    # only turn at their own vertex (taking one from another vertex would
+                    # fill in a mirror image of the scheme).
+                    continue
                 wanted = tuple(solved[i] for i in home.facelets)
                 for k in range(len(wanted)):
                     # shown[k] holds wanted[0]: rotate the piece's colours onto the slot.
