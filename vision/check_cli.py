@@ -58,7 +58,7 @@ def register(subparsers: Any) -> None:
         "--learned",
         action="store_true",
         help="cross-check each view with the learned detector (models/facelets.onnx): "
-        "disagreement gives review",
+        "a verdict the two readings disagree on gives review",
     )
     parser.set_defaults(func=run)
 
@@ -275,6 +275,7 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
                 "puzzle_found": view.found,
                 "problems": list(view.problems),
                 "notes": list(view.notes),
+                "cross_check": list(view.disagreements),
                 "faces": _faces(result, index),
             }
             for index, view in enumerate(result.views)

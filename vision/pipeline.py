@@ -60,6 +60,10 @@ class ViewResult:
     missing: tuple[int, ...] = ()  # model facelets (fit frame) where a sticker is off
     projected: tuple[ProjectedFacelet, ...] = ()  # undetected facelets sampled from the fit
     notes: tuple[str, ...] = ()  # what the reader should know that does not block a verdict
+    #: The learned detector's reading of this image where it disagrees with the classical one
+    #: (`judge_views` judges both); `disagreements` says how they differ.
+    alternative: ViewResult | None = None
+    disagreements: tuple[str, ...] = ()
 
     @property
     def found(self) -> bool:
@@ -309,6 +313,18 @@ def _learned_fit(
     return (segmentation, fit) if fit.found else None
 
 
+@dataclass(frozen=True)
+class _CrossCheck:
+    """What the learned detector says about one view (see `_cross_check`)."""
+
+    best: tuple[FaceletSegmentation, GeometryFit] | None
+    problems: list[str]
+    notes: list[str]
+    #: Where both paths fit the puzzle but disagree: the learned fit and why they differ.
+    alternative: tuple[FaceletSegmentation, GeometryFit] | None = None
+    disagreements: tuple[str, ...] = ()
+
+
 def _cross_check(
     image: NDArray[np.uint8],
     model: PuzzleModel,
@@ -317,34 +333,40 @@ def _cross_check(
     best: tuple[FaceletSegmentation, GeometryFit] | None,
     problems: list[str],
     timings: dict[str, float],
-) -> tuple[tuple[FaceletSegmentation, GeometryFit] | None, list[str], list[str]]:
+) -> _CrossCheck:
     """The classical result checked against the learned detector's.
 
-    Returns the fit to use, the view's problems and notes. Only one path finding the puzzle,
-    or two fits that disagree, is a problem (review); where the classical path found nothing
-    in a usable frame and the learned fit is tight, the learned fit is used.
+    Two fits that disagree, or the learned detector finding nothing where the classical path
+    fits the puzzle, are kept as disagreements with the learned reading beside the classical
+    one: `judge_views` judges both and calls a judge if the verdicts differ. Where the
+    classical path found nothing in a usable frame and the learned fit is tight, the learned
+    fit is used; a loose learned fit there is a problem (review).
     """
     from judgecam.vision.detector_crosscheck import compare_fits
 
     learned = _learned_fit(image, model, intrinsics, detector, timings)
     if best is not None:
         if learned is None:
-            return best, [*problems, "cross-check: the learned detector finds no puzzle here"], []
+            found_nothing = ("cross-check: the learned detector finds no puzzle here",)
+            return _CrossCheck(best, problems, [], None, found_nothing)
         start = time.perf_counter()
         disagreements = compare_fits(model, best, learned).problems()
         timings["cross_check"] = _ms(start)
-        return best, [*problems, *disagreements], []
+        if not disagreements:
+            return _CrossCheck(best, problems, [])
+        return _CrossCheck(best, problems, [], learned, disagreements)
     if learned is None:
-        return None, problems, []
+        return _CrossCheck(None, problems, [])
     frame_usable = all(problem.startswith(NO_PUZZLE) for problem in problems)
     loose = _loose_fit(learned[1], learned[0])
     if frame_usable and loose is None:
         kept = [problem for problem in problems if not problem.startswith(NO_PUZZLE)]
-        return learned, kept, ["found by the learned detector only (classical: no puzzle)"]
+        note = "found by the learned detector only (classical: no puzzle)"
+        return _CrossCheck(learned, kept, [note])
     if frame_usable:
         problem = f"cross-check: only the learned detector finds a puzzle, and {loose}"
-        return None, [*problems, problem], []
-    return None, problems, []
+        return _CrossCheck(None, [*problems, problem], [])
+    return _CrossCheck(None, problems, [])
 
 
 def analyse_view(
@@ -355,7 +377,6 @@ def analyse_view(
     detector: FaceletDetector | None = None,
 ) -> ViewResult:
     """Stages 1-3 on one BGR image; with a learned `detector`, cross-checked by it."""
-    size = (int(image.shape[1]), int(image.shape[0]))
     sides = int(model.facelet_corners.shape[1])
     timings: dict[str, float] = {}
     start = time.perf_counter()
@@ -394,18 +415,50 @@ def analyse_view(
             best = (merged, refit)
     if best is None and not problems:
         problems.append(f"{NO_PUZZLE} (sticker-like patches do not fit the puzzle's shape)")
-    notes: list[str] = []
-    if detector is not None:
-        best, problems, notes = _cross_check(
-            image, model, intrinsics, detector, best, problems, timings
+    if others:
+        problems.append("more than one puzzle in view")
+    if detector is None:
+        return _finish_view(image, model, intrinsics, name, search, best, problems, timings)
+    crosscheck = _cross_check(image, model, intrinsics, detector, best, problems, timings)
+    alternative = None
+    if crosscheck.disagreements:
+        learned_problems = [*problems]
+        if crosscheck.alternative is None:
+            learned_problems.append("the learned detector finds no puzzle here")
+        alternative = _finish_view(
+            image, model, intrinsics, name, search, crosscheck.alternative, learned_problems, {}
         )
+    view = _finish_view(
+        image, model, intrinsics, name, search, crosscheck.best, crosscheck.problems, timings
+    )
+    return replace(
+        view,
+        notes=tuple(crosscheck.notes),
+        alternative=alternative,
+        disagreements=crosscheck.disagreements,
+    )
+
+
+def _finish_view(
+    image: NDArray[np.uint8],
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    name: str,
+    search: PuzzleSearch,
+    best: tuple[FaceletSegmentation, GeometryFit] | None,
+    problems: list[str],
+    timings: dict[str, float],
+) -> ViewResult:
+    """The checks after a fit (frame edge, blur, missing stickers) and the projected facelets."""
+    size = (int(image.shape[1]), int(image.shape[0]))
     if best is None:
+        if not problems:
+            problems = [f"{NO_PUZZLE} (sticker-like patches do not fit the puzzle's shape)"]
         return ViewResult(
             name, size, intrinsics, search, None, None, tuple(problems), tuple(timings.items())
         )
     segmentation, fit = best
-    if others:
-        problems.append("more than one puzzle in view")
+    problems = list(problems)
     if _cut_by_frame(fit, model, intrinsics, size):
         problems.append("the puzzle is partly outside the frame")
     start = time.perf_counter()
@@ -432,7 +485,6 @@ def analyse_view(
         tuple(timings.items()),
         missing,
         projected,
-        tuple(notes),
     )
 
 
@@ -475,7 +527,76 @@ def judge_views(
 
     `classify` replaces stage 4 (the evaluation uses it to measure the other stages alone);
     `world_from_camera` (per view, from a calibrated rig) aligns the views exactly.
+
+    Where the learned detector read a view differently (`ViewResult.alternative`), the
+    capture is judged again with that reading in place of the classical one, one view at a
+    time and all at once. Two readings that disagree on facelets no verdict depends on are no
+    reason to call a judge; a reading that gives another verdict is. `solved` stands only if
+    every reading gives it (calling an unsolved puzzle solved is the one error a judge cannot
+    accept); a penalty also stands where a learned reading cannot be judged at all (review),
+    since that reading then says nothing against it.
     """
+    views = tuple(views)
+    result = _judge(views, puzzle, scheme, classify, world_from_camera)
+    disputed = [index for index, view in enumerate(views) if view.disagreements]
+    if not disputed:
+        return result
+    reasons = list(result.reasons)
+    for index in disputed:
+        reasons.extend(f"{views[index].name}: {text}" for text in views[index].disagreements)
+    if result.verdict == "review":
+        return replace(result, reasons=tuple(dict.fromkeys(reasons)))
+    start = time.perf_counter()
+    readings = [[index] for index in disputed]
+    if len(disputed) > 1:
+        readings.append(disputed)
+    undecided: list[str] = []
+    for reading in readings:
+        swapped = tuple(
+            view.alternative if index in reading and view.alternative is not None else view
+            for index, view in enumerate(views)
+        )
+        other = _judge(swapped, puzzle, scheme, classify, world_from_camera)
+        names = ", ".join(views[index].name for index in reading)
+        if other.verdict == result.verdict:
+            continue
+        if other.verdict == "review" and result.verdict != "solved":
+            undecided.append(names)
+            continue
+        reasons.append(
+            f"cross-check: with the learned detector's reading of {names} the verdict "
+            f"would be {other.verdict}, not {result.verdict}: a judge must check"
+        )
+        timings = {**result.timings_ms, "cross_check_judge": _ms(start)}
+        return replace(
+            result,
+            verdict="review",
+            moves_from_solved=None,
+            reasons=tuple(dict.fromkeys(reasons)),
+            timings_ms=timings,
+        )
+    if undecided:
+        reasons.append(
+            f"cross-check: the learned detector's reading of {'; '.join(undecided)} cannot be "
+            f"judged and gives no other verdict: {result.verdict} stands"
+        )
+    else:
+        reasons.append(
+            "cross-check: the learned and classical readings differ, "
+            f"but both give {result.verdict}"
+        )
+    timings = {**result.timings_ms, "cross_check_judge": _ms(start)}
+    return replace(result, reasons=tuple(dict.fromkeys(reasons)), timings_ms=timings)
+
+
+def _judge(
+    views: Sequence[ViewResult],
+    puzzle: str,
+    scheme: ColorScheme | None,
+    classify: Classifier | None,
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
+) -> CheckResult:
+    """`judge_views` on one reading of every view."""
     model = puzzle_model(puzzle)
     views = tuple(views)
     intrinsics = [view.intrinsics for view in views]

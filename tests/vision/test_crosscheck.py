@@ -1,6 +1,6 @@
-"""The learned detector as a cross-check in `analyse_view` (issue 8): disagreement between the
-two paths is a review reason; where the classical path finds nothing, a tight learned fit is
-used."""
+"""The learned detector as a cross-check in `analyse_view` (issue 8): where the two paths read a
+view differently, the capture is judged on both readings and a verdict they disagree on is a
+review; where the classical path finds nothing, a tight learned fit is used."""
 
 from __future__ import annotations
 
@@ -12,15 +12,16 @@ import cv2
 import numpy as np
 import pytest
 
+from judgecam.vision import pipeline
 from judgecam.vision.camera import Intrinsics, project
 from judgecam.vision.detector_crosscheck import MAX_SWING_DEG, compare_fits
 from judgecam.vision.detector_onnx import Detection
 from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
 from judgecam.vision.fuse import _map_pair
 from judgecam.vision.geometry import GeometryFit, PairAngle
-from judgecam.vision.locate import PuzzleRegion
+from judgecam.vision.locate import PuzzleRegion, PuzzleSearch
 from judgecam.vision.model import PuzzleModel, puzzle_model, rotation_about
-from judgecam.vision.pipeline import analyse_view, check
+from judgecam.vision.pipeline import CheckResult, ViewResult, analyse_view, judge_views
 from judgecam.vision.segment import Facelet, FaceletSegmentation
 from judgecam.vision.synthetic import (
     Turn,
@@ -94,31 +95,103 @@ def test_agreeing_detector_adds_no_problem(cube) -> None:
 
 
 @pytest.mark.parametrize(
-    ("make", "expected"),
+    ("make", "expected", "learned_found"),
     [
-        (lambda polygons: polygons[:0], "the learned detector finds no puzzle"),
-        (lambda polygons: _rotated(polygons, 20.0), "the learned and classical fits"),
+        (lambda polygons: polygons[:0], "the learned detector finds no puzzle", False),
+        (lambda polygons: _rotated(polygons, 20.0), "the learned and classical fits", True),
     ],
     ids=["learned finds nothing", "learned pose turned 20 degrees"],
 )
-def test_disagreement_gives_review_with_a_reason(cube, make, expected) -> None:
+def test_disagreement_keeps_both_readings(cube, make, expected, learned_found) -> None:
     image, polygons = cube
     detector = FakeDetector(_detection(make(polygons)))
     model = puzzle_model("333")
     view = analyse_view(image, model, _camera(), "cube", detector)
-    assert not view.found
-    assert any(expected in problem for problem in view.problems), view.problems
+    assert view.found, view.problems
+    assert any(expected in text for text in view.disagreements), view.disagreements
+    assert view.alternative is not None
+    assert view.alternative.found is learned_found
+    assert view.alternative.disagreements == ()
 
 
-def test_disagreement_turns_the_verdict_into_review(cube, monkeypatch) -> None:
-    image, polygons = cube
-    import judgecam.vision.detector_onnx as detector_onnx
+def _stub_view(name: str, alternative: ViewResult | None = None) -> ViewResult:
+    disagreements = ("cross-check: the fits differ",) if alternative is not None else ()
+    return ViewResult(
+        name,
+        (1280, 720),
+        _camera(),
+        PuzzleSearch((), 128.0, ()),
+        None,
+        None,
+        (),
+        (),
+        alternative=alternative,
+        disagreements=disagreements,
+    )
 
-    detector = FakeDetector(_detection(_rotated(polygons, 20.0)))
-    monkeypatch.setattr(detector_onnx, "shared_detector", lambda: detector)
-    result = check([("cube", image)], "333", [_camera()], learned=True)
-    assert result.verdict == "review"
-    assert any(r.startswith("cube: cross-check:") for r in result.reasons), result.reasons
+
+def _judge_by_reading(primary: str, learned: dict[str, str], calls: list) -> object:
+    """A stand-in for `pipeline._judge`: `primary` on the classical readings; where a view's
+    learned reading (named "<view>-learned") is in, the verdict given for it in `learned`."""
+
+    def judge(views, puzzle, scheme, classify, world_from_camera) -> CheckResult:
+        calls.append(tuple(view.name for view in views))
+        verdict = primary
+        for view in views:
+            verdict = learned.get(view.name, verdict)
+        moves = {"solved": 0, "+2": 1, "DNF": 2}.get(verdict)
+        return CheckResult(puzzle, verdict, moves, ("fused",), tuple(views), None, {})
+
+    return judge
+
+
+@pytest.mark.parametrize(
+    ("primary", "learned", "verdict", "readings"),
+    [
+        ("DNF", {"a-learned": "DNF", "b-learned": "DNF"}, "DNF", 4),
+        ("DNF", {"a-learned": "DNF", "b-learned": "+2"}, "review", 3),
+        ("solved", {"a-learned": "review"}, "review", 2),
+        ("DNF", {"a-learned": "review", "b-learned": "DNF"}, "DNF", 4),
+        ("+2", {"a-learned": "solved"}, "review", 2),
+        ("review", {"a-learned": "solved"}, "review", 1),
+    ],
+    ids=[
+        "both readings agree",
+        "one view changes it",
+        "solved needs every reading",
+        "a penalty stands against an undecided reading",
+        "a penalty against a solved reading",
+        "already review",
+    ],
+)
+def test_the_verdict_stands_only_if_every_reading_gives_it(
+    monkeypatch, primary, learned, verdict, readings
+) -> None:
+    calls: list = []
+    monkeypatch.setattr(pipeline, "_judge", _judge_by_reading(primary, learned, calls))
+    views = [
+        _stub_view("a", _stub_view("a-learned")),
+        _stub_view("b", _stub_view("b-learned") if "b-learned" in learned else None),
+    ]
+    result = judge_views(views, "333")
+    assert result.verdict == verdict
+    assert len(calls) == readings
+    assert calls[0] == ("a", "b")
+    assert "a: cross-check: the fits differ" in result.reasons
+    if verdict == "review" and primary != "review":
+        assert result.moves_from_solved is None
+        assert any("with the learned detector's reading" in r for r in result.reasons)
+    if verdict != "review":
+        assert result.moves_from_solved == 2
+        assert any(r.startswith("cross-check: the learned") for r in result.reasons)
+
+
+def test_views_without_disagreement_are_judged_once(monkeypatch) -> None:
+    calls: list = []
+    monkeypatch.setattr(pipeline, "_judge", _judge_by_reading("+2", {}, calls))
+    result = judge_views([_stub_view("a"), _stub_view("b")], "333")
+    assert result.verdict == "+2" and len(calls) == 1
+    assert not any("cross-check" in r for r in result.reasons)
 
 
 @pytest.fixture(scope="module")
