@@ -93,10 +93,13 @@ def test_finds_the_known_facelets(
     truth = np.array([f["center_px"] for f in clear])
     gaps = np.linalg.norm(truth[:, None] - detection.centers_px[None], axis=2)
     nearest = gaps.min(axis=1)
-    # nearly every clearly visible facelet found, centres within a few pixels (1536 wide)
+    # Nearly every clearly visible facelet found (a detection within 0.35 facelet sizes of its
+    # centre, the model card's "on a true facelet"), and the centres as precise as issue 8
+    # asks: median error at most 2 px in a 1280-pixel-wide frame.
+    sizes = np.sqrt([f["pixels"] for f in clear])
     assert len(clear) >= 9
-    assert np.mean(nearest < 4.0) >= 0.9, nearest
-    assert float(np.median(nearest)) < 2.0, nearest
+    assert np.mean(nearest < 0.35 * sizes) >= 0.9, nearest / sizes
+    assert float(np.median(nearest)) * 1280 / image.shape[1] <= 2.0, nearest
     # and nothing found away from the puzzle
     assert detection.count <= len(view["facelets"])
     facelets = to_facelets(image, detection)
