@@ -52,6 +52,7 @@ from judgecam.vision.color_cluster import (
     farthest_point_seeds,
     squared_distances,
 )
+from judgecam.vision.color_faces import face_gains, relit
 from judgecam.vision.color_legal import LegalLabelling, legal_labelling
 from judgecam.vision.color_model import (
     ColorClassification,
@@ -122,6 +123,38 @@ def classify_colors(
     scheme: ColorScheme | None = None,
 ) -> ColorClassification:
     """Colour name and confidence of every facelet of `puzzle`.
+
+    Labels once, estimates each face's light from that labelling (`color_faces`: a face
+    turned from the lamp is darker as a whole) and, where the faces are lit differently,
+    labels again with the light divided out.
+
+    Parameters
+    ----------
+    samples : sequence of FaceletSample or None, or array of shape (N, 3)
+        One per facelet in the puzzle's facelet order (`judgecam.puzzle`); None (or a NaN BGR
+        row) for a facelet no camera saw.
+    puzzle : a puzzle name ("222", "333", "pyram") or its PuzzleSpec.
+    scheme : a calibrated ColorScheme; the puzzle's built-in scheme when None. It only names
+        the colours; which facelets share a colour comes from the puzzle itself.
+    """
+    model = piece_model(puzzle if isinstance(puzzle, str) else puzzle.name)
+    facelets = as_samples(samples)
+    first = _classify_once(facelets, puzzle, scheme)
+    if len(facelets) != len(model.face_of_facelet):
+        return first
+    gains = face_gains(model.face_of_facelet, facelets, first.labels, first.confidences)
+    if gains is None:
+        return first
+    logger.debug("face lights %s: labelling again with them divided out", np.round(gains, 2))
+    return _classify_once(relit(model.face_of_facelet, facelets, gains), puzzle, scheme)
+
+
+def _classify_once(
+    samples: Sequence[FaceletSample | None] | ArrayLike,
+    puzzle: str | PuzzleSpec,
+    scheme: ColorScheme | None = None,
+) -> ColorClassification:
+    """Colour name and confidence of every facelet of `puzzle`, on the samples as they are.
 
     Parameters
     ----------

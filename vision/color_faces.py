@@ -1,0 +1,121 @@
+"""One light per face: each face of the puzzle is lit as a whole, so shading is a factor per face.
+
+A face turned away from the lamp is darker as a whole: its linear R, G and B are all scaled by
+about the same factor. CIEDE2000 on the raw samples then sees a white sticker on a shaded face
+(L* 50, neutral) as nearer to a dark orange or blue than to the whites of the lit face (L* 90),
+and the classifier merges it with that colour. The factor of each face can be read from the
+puzzle itself once its facelets are labelled: every sticker on the face, whatever its colour,
+is darker than the mean of its colour over the whole puzzle by the face's factor. The median
+of those ratios over the face's confident facelets is robust to the few that were misread,
+which are exactly the ones the correction is for.
+
+`face_gains` estimates the factors from a first labelling; `relit` divides them out, and the
+labelling is then done again on samples that look as if every face were lit alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.color_model import FaceletSample
+from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
+
+#: A face's factor is estimated only from at least this many confidently labelled facelets
+#: that share their colour with a facelet elsewhere (a median of fewer is one facelet's word).
+MIN_FACE_FACELETS = 3
+#: Labels at least this confident (stage 4's 0..1) take part in the estimate.
+MIN_CONFIDENCE = 0.5
+#: A facelet whose log-luminance misses the fit by more than this many median residuals (and
+#: by more than MIN_OUTLIER_LOG, a 20 % brightness difference) is left out of the refit.
+OUTLIER_SPREADS = 3.0
+MIN_OUTLIER_LOG = 0.2
+#: Faces whose factors all lie within this ratio of each other are left as they are: the
+#: correction would only add noise.
+NEGLIGIBLE_RATIO = 1.1
+
+
+def luminance(labs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Relative luminance Y (0..1) of CIELAB colours (..., 3): depends on L* alone."""
+    lightness = np.asarray(labs, dtype=np.float64)[..., 0]
+    f = (lightness + 16.0) / 116.0
+    return np.where(f > 6.0 / 29.0, f**3, 3.0 * (6.0 / 29.0) ** 2 * (f - 4.0 / 29.0))
+
+
+def face_gains(
+    face_of_facelet: NDArray[np.intp],
+    samples: Sequence[FaceletSample | None],
+    labels: Sequence[str | None],
+    confidences: Sequence[float],
+) -> NDArray[np.float64] | None:
+    """Each face's light relative to the brightest face (1 = as bright), or None if every face
+    looks lit alike or too little is labelled to tell (faces that cannot be estimated get 1)."""
+    faces = int(np.max(face_of_facelet)) + 1
+    usable = [
+        index
+        for index, (sample, label, confidence) in enumerate(
+            zip(samples, labels, confidences, strict=True)
+        )
+        if sample is not None and label is not None and confidence >= MIN_CONFIDENCE
+    ]
+    if not usable:
+        return None
+    log_y = np.log(
+        np.maximum(luminance(np.array([samples[i].lab for i in usable], dtype=np.float64)), 1e-4)  # type: ignore[union-attr]
+    )
+    names = sorted({str(labels[i]) for i in usable})
+    color = np.array([names.index(str(labels[i])) for i in usable], dtype=np.intp)
+    face = face_of_facelet[np.asarray(usable, dtype=np.intp)]
+    # log Y = colour level + face light: a two-way layout, fitted by least squares, then again
+    # without the facelets it fits worst (misread ones). Only colours seen on two faces or more
+    # tie the faces together.
+    shared = np.array(
+        [len(np.unique(face[color == k])) >= 2 for k in range(len(names))], dtype=bool
+    )[color]
+    counts = np.bincount(face[shared], minlength=faces)
+    known = counts >= MIN_FACE_FACELETS
+    if known.sum() < 2:
+        return None
+    rows = shared & known[face]
+    design = np.zeros((len(usable), len(names) + faces))
+    design[np.arange(len(usable)), color] = 1.0
+    design[np.arange(len(usable)), len(names) + face] = 1.0
+    keep = rows.copy()
+    for _ in range(2):
+        solution = np.linalg.lstsq(design[keep], log_y[keep], rcond=None)[0]
+        residual = np.abs(design @ solution - log_y)
+        spread = float(np.median(residual[keep]))
+        keep = rows & (residual <= max(OUTLIER_SPREADS * spread, MIN_OUTLIER_LOG))
+        if np.bincount(face[keep], minlength=faces)[known].min() < 2:
+            keep = rows
+            break
+    solution = np.linalg.lstsq(design[keep], log_y[keep], rcond=None)[0]
+    light = np.where(known, solution[len(names) :], 0.0)
+    light[known] -= light[known].max()
+    gains = np.where(known, np.exp(light), 1.0)
+    if float(gains[known].max() / gains[known].min()) < NEGLIGIBLE_RATIO:
+        return None
+    return gains
+
+
+def relit(
+    face_of_facelet: NDArray[np.intp],
+    samples: Sequence[FaceletSample | None],
+    gains: NDArray[np.float64],
+) -> list[FaceletSample | None]:
+    """The samples with each face's light divided out (linear RGB scaled by 1 / gain)."""
+    out: list[FaceletSample | None] = []
+    for index, sample in enumerate(samples):
+        if sample is None:
+            out.append(None)
+            continue
+        rgb = lab_to_linear_rgb(np.asarray(sample.lab, dtype=np.float64))
+        lab = linear_rgb_to_lab(rgb / gains[int(face_of_facelet[index])])
+        out.append(
+            FaceletSample(
+                (float(lab[0]), float(lab[1]), float(lab[2])), sample.spread, sample.pixels
+            )
+        )
+    return out
