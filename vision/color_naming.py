@@ -112,6 +112,23 @@ def rotation_namings(
     return namings
 
 
+def naming_cost(
+    cluster_lab: NDArray[np.float64],
+    counts: NDArray[np.intp],
+    scheme_lab: NDArray[np.float64],
+    allowed: NDArray[np.intp],
+) -> float:
+    """Mean CIEDE2000 (per cluster in view, after the light is estimated) of the best naming
+    among `allowed` (P, K): how well the colours fit the scheme put on the puzzle that way."""
+    if not len(allowed):
+        return 0.0
+    weights = (np.asarray(counts) > 0).astype(np.float64)
+    totals, _, _ = _score(
+        lab_to_linear_rgb(cluster_lab), scheme_lab, lab_to_linear_rgb(scheme_lab), allowed, weights
+    )
+    return float(totals.min()) / max(float(weights.sum()), 1.0)
+
+
 def name_clusters(
     cluster_lab: NDArray[np.float64],
     counts: NDArray[np.intp],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -162,17 +163,32 @@ def _solve(costs: NDArray[np.float64]) -> tuple[NDArray[np.intp], float]:
     return cols.astype(np.intp), float(costs[rows, cols].sum())
 
 
+#: Arrangements whose best piece labellings cost within this fraction of the least are tied:
+#: the seen facelets cannot tell them apart (they differ only on faces no camera saw).
+TIE_TOLERANCE = 1e-9
+
+
 def best_arrangement(
-    model: PieceModel, facelet_costs: NDArray[np.float64], candidates: NDArray[np.intp]
+    model: PieceModel,
+    facelet_costs: NDArray[np.float64],
+    candidates: NDArray[np.intp],
+    prefer: Callable[[NDArray[np.intp]], float] | None = None,
 ) -> NDArray[np.intp]:
     """The arrangement (face -> cluster) among `candidates` whose best piece labelling costs
-    least, for (N, K) facelet-cluster costs."""
+    least, for (N, K) facelet-cluster costs. Where the pieces leave several tied (the faces
+    that would tell them apart are unseen: a Pyraminx seen on two faces cannot show which way
+    round its other two colours go), `prefer` (lower is better) breaks the tie."""
     face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
     totals = np.zeros(len(candidates))
     for kind in model.kinds:
         per_piece = orientation_costs(kind, face_costs).min(axis=-1)  # [p, s, q]
         totals += [_solve(matrix)[1] for matrix in per_piece]
-    return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
+    lowest = float(totals.min())
+    tied = np.nonzero(totals <= lowest + TIE_TOLERANCE * max(1.0, abs(lowest)))[0]
+    if prefer is None or len(tied) < 2:
+        return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
+    chosen = min(tied, key=lambda row: prefer(candidates[row]))
+    return np.asarray(candidates[int(chosen)], dtype=np.intp)
 
 
 def assign_pieces(

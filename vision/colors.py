@@ -60,7 +60,7 @@ from judgecam.vision.color_model import (
     FaceletSample,
     as_samples,
 )
-from judgecam.vision.color_naming import name_clusters, rotation_namings
+from judgecam.vision.color_naming import name_clusters, naming_cost, rotation_namings
 from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
 from judgecam.vision.color_shading import shading_splits
 from judgecam.vision.colorspace import ciede2000
@@ -182,9 +182,10 @@ def _classify_once(
     spreads = np.array([facelets[i].spread for i in seen], dtype=np.float64)  # type: ignore[union-attr]
     row_of = {int(index): row for row, index in enumerate(seen)}
     pinned = {row_of[f]: face for f, face in model.centres.items() if f in row_of}
+    naming_fit = _scheme_fit(reference)
 
     resolved_all = [
-        _resolve(model, labs, spreads, seen, len(facelets), pinned, clustering, absent)
+        _resolve(model, labs, spreads, seen, len(facelets), pinned, clustering, absent, naming_fit)
         for absent in _absent_choices(model, pinned, len(facelets) - len(seen))
         for clustering in _clusterings(model, labs, pinned, reference.centres(), absent)
     ]
@@ -203,6 +204,7 @@ def _classify_once(
         pinned,
         penalty,
         min(candidate.noise for candidate in resolved_all),
+        naming_fit,
     )
     candidates, shading_caps = _one_colour_under_two_lights(candidates, problem)
     resolved = candidates[0]
@@ -302,6 +304,28 @@ def _piece_labels(
         f"{named} (cost +{legal.cost_increase:.1f})"
     )
     return legal.cluster[seen], note
+
+
+#: How well clusters (means, counts) fit the scheme when put on the faces by an arrangement
+#: (lower is better): `_scheme_fit`.
+NamingFit = Callable[[PieceModel, NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]], float]
+
+
+def _scheme_fit(reference: ColorScheme) -> NamingFit:
+    """The mean CIEDE2000 of the best naming that puts `reference` on the puzzle by a rotation
+    of the arrangement: what decides between arrangements the seen pieces leave tied."""
+    scheme_lab = reference.centres()
+    faces = [color.face for color in reference.colors]
+
+    def fit(
+        model: PieceModel,
+        arrangement: NDArray[np.intp],
+        means: NDArray[np.float64],
+        counts: NDArray[np.intp],
+    ) -> float:
+        return naming_cost(means, counts, scheme_lab, rotation_namings(model, arrangement, faces))
+
+    return fit
 
 
 @dataclass(frozen=True)
@@ -480,6 +504,7 @@ class _Problem:
     pinned: dict[int, int]
     penalty: float
     noise: float
+    naming_fit: NamingFit | None = None
 
 
 def _merge_allowed(problem: _Problem, candidate: _Resolved, first: int, second: int) -> bool:
@@ -522,6 +547,7 @@ def _merged(problem: _Problem, candidate: _Resolved, first: int, second: int) ->
         problem.pinned,
         clustering,
         absent,
+        problem.naming_fit,
     )
     if len(np.unique(resolved.members[rows])) != 1:
         logger.debug("merging clusters %d and %d: the pieces split them again", first, second)
@@ -564,13 +590,25 @@ def _resolve(
     pinned: dict[int, int],
     clustering: Clustering,
     absent: tuple[int, ...] = (),
+    naming_fit: NamingFit | None = None,
 ) -> _Resolved:
-    """Refine one clustering with the piece constraints (alternating labels and means)."""
+    """Refine one clustering with the piece constraints (alternating labels and means).
+
+    Arrangements the seen pieces cannot tell apart are decided by how well the colours fit
+    the scheme put on the puzzle each way (`naming_fit`), not by the order they were tried in.
+    """
     members, means = clustering.members, clustering.means
     costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
     if not model.kinds:
         return _Resolved(members, means, costs, None, sse, noise, absent)
-    arrangement = best_arrangement(model, costs, _candidate_arrangements(model, pinned))
+    candidates = _candidate_arrangements(model, pinned)
+
+    def prefer(arrangement: NDArray[np.intp]) -> float:
+        if naming_fit is None:
+            return 0.0
+        return naming_fit(model, arrangement, means, np.bincount(members, minlength=len(means)))
+
+    arrangement = best_arrangement(model, costs, candidates, prefer)
     for _ in range(PIECE_ROUNDS):
         pieces = assign_pieces(model, costs, arrangement, with_margins=False)
         refined = members.copy()
@@ -582,6 +620,8 @@ def _resolve(
         costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
         if not changed:
             break
+    if naming_fit is not None:
+        arrangement = best_arrangement(model, costs, candidates, prefer)
     return _Resolved(members, means, costs, arrangement, sse, noise, absent)
 
 

@@ -121,3 +121,33 @@ def test_illegal_best_labelling_is_corrected_with_the_cheapest_swap() -> None:
     np.testing.assert_array_equal(result.cluster, labels)
     assert result.cost_increase == pytest.approx(4.0)  # four facelets back from -1 to 0
     assert set(result.changed.tolist()) == set(first.tolist()) | set(second.tolist())
+
+
+def test_arrangements_the_seen_pieces_leave_tied_are_decided_by_the_preference() -> None:
+    """A Pyraminx seen on its F face only: which way round the other colours go is not in
+    view, so both arrangement classes fit the pieces equally and `prefer` decides."""
+    model = piece_model("pyram")
+    state = get_puzzle("pyram").solved_state({f: f for f in model.faces})
+    labels = np.array([model.faces.index(c) for c in state.colors])
+    costs = _costs_for(labels, 4)
+    unseen = np.array([facelet.face != "F" for facelet in get_puzzle("pyram").facelets])
+    costs[unseen] = 0.0  # an unseen facelet costs nothing in any colour
+    first, second = model.arrangements
+    for wanted in (first, second):
+        chosen = best_arrangement(
+            model,
+            costs,
+            model.arrangements,
+            prefer=lambda arrangement, wanted=wanted: float(np.any(arrangement != wanted)),
+        )
+        np.testing.assert_array_equal(chosen, wanted)
+    # With the whole puzzle in view the pieces decide, whatever the preference.
+    seen_all = _costs_for(labels, 4)
+    for wanted in (first, second):
+        chosen = best_arrangement(
+            model,
+            seen_all,
+            model.arrangements,
+            prefer=lambda arrangement, wanted=wanted: float(np.any(arrangement != wanted)),
+        )
+        np.testing.assert_array_equal(chosen, first)

@@ -392,3 +392,24 @@ def test_clusters_do_not_merge_colours_of_different_hue() -> None:
         if result.labels[index] != truth
     }
     assert wrong == {}
+
+
+def test_colours_of_unseen_centres_are_named_by_how_they_fit_the_scheme() -> None:
+    """Seen on U, F and R only, this scramble shows neither the yellow nor the green centre and
+    a single green facelet: the pieces cannot tell which way round the unseen centres go, so
+    the names must (green read as yellow here once swapped five facelets)."""
+    rng = np.random.default_rng(2)
+    state = scramble("333", rng)
+    samples = observe(state, builtin_scheme("333"), LIGHTS["6500K"], 0.9, 1.0, rng, 0.05)
+    spec = get_puzzle("333")
+    visible = [
+        sample if facelet.face in ("U", "F", "R") else None
+        for sample, facelet in zip(samples, spec.facelets, strict=True)
+    ]
+    result = classify_colors(visible, "333")
+    wrong = [
+        (index, state.colors[index], result.labels[index])
+        for index, sample in enumerate(visible)
+        if sample is not None and result.labels[index] != state.colors[index]
+    ]
+    assert wrong == []
