@@ -536,10 +536,10 @@ def judge_views(
     Where the learned detector read a view differently (`ViewResult.alternative`), the
     capture is judged again with that reading in place of the classical one, one view at a
     time and all at once. Two readings that disagree on facelets no verdict depends on are no
-    reason to call a judge; a reading that gives another verdict is. `solved` stands only if
-    every reading gives it (calling an unsolved puzzle solved is the one error a judge cannot
-    accept); a penalty also stands where a learned reading cannot be judged at all (review),
-    since that reading then says nothing against it.
+    reason to call a judge; a reading that gives another verdict is. Where a learned reading
+    cannot be judged at all (review), the verdict stands only if the other views give it
+    without the disputed ones: it then does not rest on a view the two paths read
+    differently.
     """
     views = tuple(views)
     result = _judge(views, puzzle, scheme, classify, world_from_camera)
@@ -565,13 +565,27 @@ def judge_views(
         names = ", ".join(views[index].name for index in reading)
         if other.verdict == result.verdict:
             continue
-        if other.verdict == "review" and result.verdict != "solved":
-            undecided.append(names)
-            continue
-        reasons.append(
-            f"cross-check: with the learned detector's reading of {names} the verdict "
-            f"would be {other.verdict}, not {result.verdict}: a judge must check"
-        )
+        if other.verdict == "review":
+            # The learned reading says nothing either way: the verdict stands if the other
+            # views give it without the disputed ones (then it does not rest on them; a
+            # defect only the disputed view shows leaves its facelets or angle unknown
+            # without it, and the rules engine then cannot say solved).
+            kept = [index for index in range(len(views)) if index not in reading]
+            poses = None if world_from_camera is None else [world_from_camera[i] for i in kept]
+            alone = _judge([views[i] for i in kept], puzzle, scheme, classify, poses)
+            if alone.verdict == result.verdict:
+                undecided.append(names)
+                continue
+            reasons.append(
+                f"cross-check: the learned detector's reading of {names} cannot be judged, and "
+                f"without it the verdict would be {alone.verdict}, not {result.verdict}: a "
+                "judge must check"
+            )
+        else:
+            reasons.append(
+                f"cross-check: with the learned detector's reading of {names} the verdict "
+                f"would be {other.verdict}, not {result.verdict}: a judge must check"
+            )
         timings = {**result.timings_ms, "cross_check_judge": _ms(start)}
         return replace(
             result,
@@ -583,7 +597,7 @@ def judge_views(
     if undecided:
         reasons.append(
             f"cross-check: the learned detector's reading of {'; '.join(undecided)} cannot be "
-            f"judged and gives no other verdict: {result.verdict} stands"
+            f"judged, and the other views give {result.verdict} without it: it stands"
         )
     else:
         reasons.append(
