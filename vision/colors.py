@@ -139,9 +139,7 @@ def classify_colors(
     """
     model = piece_model(puzzle if isinstance(puzzle, str) else puzzle.name)
     facelets = as_samples(samples)
-    first = _classify_once(facelets, puzzle, scheme)
-    if len(facelets) != len(model.face_of_facelet):
-        return first
+    first = _classify_once(facelets, puzzle, scheme)  # raises on a wrong facelet count
     gains = face_gains(model.face_of_facelet, facelets, first.labels, first.confidences)
     if gains is None:
         return first

@@ -258,6 +258,8 @@ def test_check_command_learned_flag(learned_only, tmp_path, capsys) -> None:
     learned = json.loads(capsys.readouterr().out)
     assert learned["views"][0]["puzzle_found"] is True
     assert any("learned detector only" in note for note in learned["views"][0]["notes"])
+    assert learned["views"][0]["cross_check"] == []  # no classical reading to disagree with
+    assert "cross_check" in plain["views"][0]
 
 
 def test_check_command_unusable_model_is_a_usage_error(cube, tmp_path, monkeypatch, capsys) -> None:
