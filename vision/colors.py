@@ -152,17 +152,7 @@ def _classify_once(
     puzzle: str | PuzzleSpec,
     scheme: ColorScheme | None = None,
 ) -> ColorClassification:
-    """Colour name and confidence of every facelet of `puzzle`, on the samples as they are.
-
-    Parameters
-    ----------
-    samples : sequence of FaceletSample or None, or array of shape (N, 3)
-        One per facelet in the puzzle's facelet order (`judgecam.puzzle`); None (or a NaN BGR
-        row) for a facelet no camera saw.
-    puzzle : a puzzle name ("222", "333", "pyram") or its PuzzleSpec.
-    scheme : a calibrated ColorScheme; the puzzle's built-in scheme when None. It only names
-        the colours; which facelets share a colour comes from the puzzle itself.
-    """
+    """`classify_colors` on the samples as they are (the same parameters)."""
     from judgecam.calibration.scheme import builtin_scheme
 
     name = puzzle if isinstance(puzzle, str) else puzzle.name

@@ -133,21 +133,14 @@ def test_arrangements_the_seen_pieces_leave_tied_are_decided_by_the_preference()
     unseen = np.array([facelet.face != "F" for facelet in get_puzzle("pyram").facelets])
     costs[unseen] = 0.0  # an unseen facelet costs nothing in any colour
     first, second = model.arrangements
-    for wanted in (first, second):
-        chosen = best_arrangement(
-            model,
-            costs,
-            model.arrangements,
-            prefer=lambda arrangement, wanted=wanted: float(np.any(arrangement != wanted)),
-        )
-        np.testing.assert_array_equal(chosen, wanted)
-    # With the whole puzzle in view the pieces decide, whatever the preference.
     seen_all = _costs_for(labels, 4)
     for wanted in (first, second):
-        chosen = best_arrangement(
-            model,
-            seen_all,
-            model.arrangements,
-            prefer=lambda arrangement, wanted=wanted: float(np.any(arrangement != wanted)),
-        )
+
+        def prefer(arrangement: np.ndarray, wanted: np.ndarray = wanted) -> float:
+            return float(np.any(arrangement != wanted))
+
+        chosen = best_arrangement(model, costs, model.arrangements, prefer)
+        np.testing.assert_array_equal(chosen, wanted)
+        # With the whole puzzle in view the pieces decide, whatever the preference.
+        chosen = best_arrangement(model, seen_all, model.arrangements, prefer)
         np.testing.assert_array_equal(chosen, first)
