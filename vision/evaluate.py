@@ -18,6 +18,7 @@ import logging
 import sys
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,7 @@ class CaptureScore:
     stage_ms: dict[str, float] = field(default_factory=dict)
     rig: str = ""
     perfect_vision: str = ""  # the verdict on what the cameras could see, read perfectly
+    reads_truth: bool | None = None  # the fused reading is the true state (see `reads_truth`)
 
 
 @dataclass
@@ -165,6 +167,23 @@ def _partition_agreement(pairs: list[tuple[str, str]]) -> int:
     return right
 
 
+def reads_truth(labels: Sequence[str], state_colors: Sequence[str], model: PuzzleModel) -> bool:
+    """Whether every facelet the reading names has its true colour, in some frame (a symmetry
+    of the puzzle) and under some renaming: the state it judged is the real one.
+
+    A verdict can be right on a wrong reading (a DNF read with a few facelets wrong stays DNF,
+    a layer misread by a quarter turn can turn one move into another); those are right by
+    luck, and `summarise` lists them.
+    """
+    known = [index for index, label in enumerate(labels) if label not in ("unknown", "missing")]
+    for rotation in model.symmetries:
+        permutation = model.facelet_permutation(rotation)
+        pairs = [(labels[i], str(state_colors[int(permutation[i])])) for i in known]
+        if _partition_agreement(pairs) == len(known):
+            return True
+    return False
+
+
 def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel) -> CaptureScore:
     score = CaptureScore(
         capture=str(truth["id"]),
@@ -200,6 +219,7 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
     score.colors_seen = len(seen)
     score.colors_named_right = sum(label == expected for label, expected in seen)
     score.colors_right = _partition_agreement(seen)
+    score.reads_truth = reads_truth(result.fusion.observation.facelets, colors, model)
     truth_pairs = {(p["axis"], tuple(p["parts"])): p for p in truth["pairs"]}
     for pair in result.fusion.pairs:
         axis_name, parts = _map_pair(model, rotation, pair.axis, pair.parts)
@@ -371,6 +391,7 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         if s.truth in UNSOLVED and s.verdict in UNSOLVED and s.truth != s.verdict
     ]
     reviews = [s.capture for s in scores if s.verdict == "review"]
+    misread = [s.capture for s in scores if s.verdict != "review" and s.reads_truth is False]
     errors = np.abs(np.concatenate([s.angle_errors for s in scores])) if scores else np.zeros(0)
     covered = [c for s in scores for c in s.covered]
     view_errors = (
@@ -389,6 +410,8 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         "unsolved_called_solved": unsolved_called_solved,
         "solved_called_plus2_or_dnf": solved_penalised,
         "wrong_penalty": wrong_penalty,
+        # Verdicts (right or wrong) given on a reading that is not the true state.
+        "decided_on_a_misreading": misread,
         "review_rate": len(reviews) / total if total else 0.0,
         "reviews": reviews,
         "review_rate_by_rig": {

@@ -1,11 +1,12 @@
-"""The corpus evaluation's bound on what the cameras allow (`perfect_vision_verdict`)."""
+"""The corpus evaluation: the bound on what the cameras allow (`perfect_vision_verdict`) and
+whether a reading is the true state (`reads_truth`)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from judgecam.vision.evaluate import perfect_vision_verdict
+from judgecam.vision.evaluate import perfect_vision_verdict, reads_truth
 
 
 def _truth(corpus_dir: Path, capture: str) -> dict:
@@ -37,3 +38,20 @@ def test_the_bound_agrees_with_every_truth_it_decides(corpus_dir: Path) -> None:
             decided += 1
             assert verdict == truth["verdict"], entry["id"]
     assert decided > len(manifest["captures"]) // 2
+
+
+def test_a_reading_is_the_truth_in_any_frame_and_under_any_names() -> None:
+    from judgecam.puzzle.registry import get_puzzle
+    from judgecam.vision.model import puzzle_model
+
+    model = puzzle_model("222")
+    truth = list(get_puzzle("222").solved_state().apply("R U'").colors)
+    rotated = model.facelet_permutation(model.symmetries[5])
+    renamed = {"white": "w", "yellow": "y", "red": "r", "orange": "o", "green": "g", "blue": "b"}
+    reading = [renamed[truth[int(rotated[i])]] for i in range(len(truth))]
+    reading[0] = "unknown"  # unseen facelets do not count
+    assert reads_truth(reading, truth, model)
+    # The same state with one layer a quarter turn off (a misread layer) is not the truth,
+    # even though its verdict may be the same.
+    misread = list(get_puzzle("222").solved_state().apply("R U' R").colors)
+    assert not reads_truth(misread, truth, model)
