@@ -12,6 +12,7 @@ import dataclasses
 import json
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,28 @@ def reduce_to_step(angle: float, step: float) -> float:
     return angle - step * round(angle / step)
 
 
+def snapped_steps(angles: Sequence[float], step: float) -> list[int]:
+    """Whole steps each part of one axis is turned by, consistent along the axis: adjacent parts
+    differ by their relative angle rounded to a step (what each pair's residual is measured
+    from), counted out from the best-aligned part.
+
+    Snapping each part on its own can disagree with that: a 2x2x2 with its layers at -66.7 and
+    +51.3 degrees snaps to -1 and +1 steps, 180 degrees apart, though the layers are 117.9
+    degrees apart: one step and 27.9 degrees, which is what the image shows.
+    """
+    count = len(angles)
+    if count == 0:
+        return []
+    reference = min(range(count), key=lambda i: abs(reduce_to_step(angles[i], step)))
+    steps = [0] * count
+    steps[reference] = round(angles[reference] / step)
+    for i in range(reference + 1, count):
+        steps[i] = steps[i - 1] + round(wrap180(angles[i] - angles[i - 1]) / step)
+    for i in range(reference - 1, -1, -1):
+        steps[i] = steps[i + 1] - round(wrap180(angles[i + 1] - angles[i]) / step)
+    return steps
+
+
 def puzzle_truth(plan: CapturePlan, missing: tuple[int, ...] = ()) -> PuzzleTruth:
     """Snap every turned part to its nearest step, apply those turns with the domain package
     and judge the exact truth (snapped colours, `missing` facelets, residual angles) with the
@@ -140,9 +163,12 @@ def puzzle_truth(plan: CapturePlan, missing: tuple[int, ...] = ()) -> PuzzleTrut
         if len(angles) != len(axis.part_names):
             raise ValueError(f"axis {axis.name} of {spec.name} has {len(axis.part_names)} parts")
         part_rotations[axis.name] = angles
-        residuals[axis.name] = [reduce_to_step(a, axis.step_deg) for a in angles]
-        for part, angle in enumerate(angles):
-            steps = round(angle / axis.step_deg)
+        steps_of = snapped_steps(angles, axis.step_deg)
+        # What is left of each part's angle once its snapped turn is applied (the geometry).
+        residuals[axis.name] = [
+            angle - steps * axis.step_deg for angle, steps in zip(angles, steps_of, strict=True)
+        ]
+        for part, steps in enumerate(steps_of):
             if steps:
                 snapped.append(Move(spec.name, axis.name, (part,), steps))
     state = state.apply(snapped)

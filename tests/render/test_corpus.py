@@ -14,6 +14,7 @@ import pytest
 from judgecam.puzzle import Move, get_puzzle
 from judgecam.puzzle.observation import MISSING, Observation, PairObservation
 from judgecam.puzzle.verdict import judge
+from judgecam.render.capture import snapped_steps
 from judgecam.render.corpus import plan_corpus
 
 from .corpus_checks import classify_view, load_manifest, load_truth, well_visible
@@ -65,8 +66,8 @@ def _recompute(truth: dict[str, Any]) -> tuple[tuple[str, ...], list[dict[str, A
     state = spec.solved_state(truth["scheme"]["faces"]).apply(truth["moves"])
     turns = []
     for axis in spec.axes:
-        for part, angle in enumerate(truth["part_rotations"][axis.name]):
-            steps = round(angle / axis.step_deg)
+        angles = truth["part_rotations"][axis.name]
+        for part, steps in enumerate(snapped_steps(angles, axis.step_deg)):
             if steps:
                 turns.append(Move(spec.name, axis.name, (part,), steps))
     state = state.apply(turns)
@@ -210,3 +211,23 @@ def test_corpus_covers_what_vision_must_handle(
 def test_corpus_fits_the_size_budget(corpus_dir: Path) -> None:
     total = sum(p.stat().st_size for p in corpus_dir.iterdir() if p.is_file())
     assert total < 40 * 1024 * 1024, f"{total / 2**20:.1f} MB"
+
+
+@pytest.mark.parametrize(
+    ("angles", "step", "expected"),
+    [
+        ([-66.659, 51.279], 90.0, [-1, 0]),  # 117.9 apart: one step and 27.9 degrees, not two
+        ([51.681, -70.099], 90.0, [0, -1]),  # the committed c0185 (was 1 and -1)
+        ([0.0, 3.0, -91.0], 90.0, [0, 0, -1]),  # a 3x3x3 with its D layer turned
+        ([10.0, 130.0], 120.0, [0, 1]),  # a Pyraminx tip one step round
+        ([], 90.0, []),
+    ],
+)
+def test_parts_snap_by_their_relative_angles(
+    angles: list[float], step: float, expected: list[int]
+) -> None:
+    steps = snapped_steps(angles, step)
+    assert steps == expected
+    for i in range(len(angles) - 1):
+        relative = (angles[i + 1] - angles[i] + 180.0) % 360.0 - 180.0
+        assert steps[i + 1] - steps[i] == round(relative / step)
