@@ -112,21 +112,27 @@ def rotation_namings(
     return namings
 
 
-def naming_cost(
+def naming_costs(
     cluster_lab: NDArray[np.float64],
     counts: NDArray[np.intp],
     scheme_lab: NDArray[np.float64],
     allowed: NDArray[np.intp],
-) -> float:
-    """Mean CIEDE2000 (per cluster in view, after the light is estimated) of the best naming
-    among `allowed` (P, K): how well the colours fit the scheme put on the puzzle that way."""
-    if not len(allowed):
-        return 0.0
+) -> NDArray[np.float64]:
+    """For (T, P, K) sets of allowed namings: the mean CIEDE2000 (per cluster in view, after the
+    light is estimated) of each set's best naming, how well the colours fit the scheme put on
+    the puzzle that way; (T,). A set with no naming (P = 0) costs 0."""
+    sets, per_set = allowed.shape[:2]
+    if per_set == 0:
+        return np.zeros(sets)
     weights = (np.asarray(counts) > 0).astype(np.float64)
     totals, _, _ = _score(
-        lab_to_linear_rgb(cluster_lab), scheme_lab, lab_to_linear_rgb(scheme_lab), allowed, weights
+        lab_to_linear_rgb(cluster_lab),
+        scheme_lab,
+        lab_to_linear_rgb(scheme_lab),
+        allowed.reshape(sets * per_set, -1),
+        weights,
     )
-    return float(totals.min()) / max(float(weights.sum()), 1.0)
+    return np.asarray(totals.reshape(sets, per_set).min(axis=1) / max(float(weights.sum()), 1.0))
 
 
 def name_clusters(

@@ -172,12 +172,13 @@ def best_arrangement(
     model: PieceModel,
     facelet_costs: NDArray[np.float64],
     candidates: NDArray[np.intp],
-    prefer: Callable[[NDArray[np.intp]], float] | None = None,
+    prefer: Callable[[NDArray[np.intp]], NDArray[np.float64]] | None = None,
 ) -> NDArray[np.intp]:
     """The arrangement (face -> cluster) among `candidates` whose best piece labelling costs
     least, for (N, K) facelet-cluster costs. Where the pieces leave several tied (the faces
     that would tell them apart are unseen: a Pyraminx seen on two faces cannot show which way
-    round its other two colours go), `prefer` (lower is better) breaks the tie."""
+    round its other two colours go), `prefer` breaks the tie: it scores the (T, F) tied
+    arrangements at once, lower is better."""
     face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
     totals = np.zeros(len(candidates))
     for kind in model.kinds:
@@ -187,8 +188,8 @@ def best_arrangement(
     tied = np.nonzero(totals <= lowest + TIE_TOLERANCE * max(1.0, abs(lowest)))[0]
     if prefer is None or len(tied) < 2:
         return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
-    chosen = min(tied, key=lambda row: prefer(candidates[row]))
-    return np.asarray(candidates[int(chosen)], dtype=np.intp)
+    scores = np.asarray(prefer(candidates[tied]), dtype=np.float64)
+    return np.asarray(candidates[int(tied[int(np.argmin(scores))])], dtype=np.intp)
 
 
 def assign_pieces(

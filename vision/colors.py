@@ -60,7 +60,7 @@ from judgecam.vision.color_model import (
     FaceletSample,
     as_samples,
 )
-from judgecam.vision.color_naming import name_clusters, naming_cost, rotation_namings
+from judgecam.vision.color_naming import name_clusters, naming_costs, rotation_namings
 from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
 from judgecam.vision.color_shading import shading_splits
 from judgecam.vision.colorspace import ciede2000
@@ -294,24 +294,27 @@ def _piece_labels(
     return legal.cluster[seen], note
 
 
-#: How well clusters (means, counts) fit the scheme when put on the faces by an arrangement
-#: (lower is better): `_scheme_fit`.
-NamingFit = Callable[[PieceModel, NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]], float]
+#: How well clusters (means, counts) fit the scheme when put on the faces by each of (T, F)
+#: arrangements (lower is better): `_scheme_fit`.
+NamingFit = Callable[
+    [PieceModel, NDArray[np.intp], NDArray[np.float64], NDArray[np.intp]], NDArray[np.float64]
+]
 
 
 def _scheme_fit(reference: ColorScheme) -> NamingFit:
     """The mean CIEDE2000 of the best naming that puts `reference` on the puzzle by a rotation
-    of the arrangement: what decides between arrangements the seen pieces leave tied."""
+    of each arrangement: what decides between arrangements the seen pieces leave tied."""
     scheme_lab = reference.centres()
     faces = [color.face for color in reference.colors]
 
     def fit(
         model: PieceModel,
-        arrangement: NDArray[np.intp],
+        arrangements: NDArray[np.intp],
         means: NDArray[np.float64],
         counts: NDArray[np.intp],
-    ) -> float:
-        return naming_cost(means, counts, scheme_lab, rotation_namings(model, arrangement, faces))
+    ) -> NDArray[np.float64]:
+        allowed = np.stack([rotation_namings(model, row, faces) for row in arrangements])
+        return naming_costs(means, counts, scheme_lab, allowed)
 
     return fit
 
@@ -591,10 +594,11 @@ def _resolve(
         return _Resolved(members, means, costs, None, sse, noise, absent)
     candidates = _candidate_arrangements(model, pinned)
 
-    def prefer(arrangement: NDArray[np.intp]) -> float:
+    def prefer(arrangements: NDArray[np.intp]) -> NDArray[np.float64]:
         if naming_fit is None:
-            return 0.0
-        return naming_fit(model, arrangement, means, np.bincount(members, minlength=len(means)))
+            return np.zeros(len(arrangements))
+        counts = np.bincount(members, minlength=len(means))
+        return naming_fit(model, arrangements, means, counts)
 
     arrangement = best_arrangement(model, costs, candidates, prefer)
     for _ in range(PIECE_ROUNDS):

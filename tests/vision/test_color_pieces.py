@@ -136,8 +136,8 @@ def test_arrangements_the_seen_pieces_leave_tied_are_decided_by_the_preference()
     seen_all = _costs_for(labels, 4)
     for wanted in (first, second):
 
-        def prefer(arrangement: np.ndarray, wanted: np.ndarray = wanted) -> float:
-            return float(np.any(arrangement != wanted))
+        def prefer(arrangements: np.ndarray, wanted: np.ndarray = wanted) -> np.ndarray:
+            return np.any(arrangements != wanted, axis=1).astype(float)
 
         chosen = best_arrangement(model, costs, model.arrangements, prefer)
         np.testing.assert_array_equal(chosen, wanted)
