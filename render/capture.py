@@ -145,9 +145,9 @@ def snapped_steps(angles: Sequence[float], step: float) -> list[int]:
 
 
 def puzzle_truth(plan: CapturePlan, missing: tuple[int, ...] = ()) -> PuzzleTruth:
-    """Snap every turned part to its nearest step, apply those turns with the domain package
-    and judge the exact truth (snapped colours, `missing` facelets, residual angles) with the
-    domain package; keep the residual angles for the geometry."""
+    """Snap every turned part to a whole step (`snapped_steps`), apply those turns with the
+    domain package and judge the exact truth (snapped colours, `missing` facelets, residual
+    angles) with the domain package; keep the residual angles for the geometry."""
     spec = get_puzzle(plan.puzzle)
     scheme = scheme_for(spec.name, plan.scheme)
     state = (

@@ -4,10 +4,10 @@ A face turned away from the lamp is darker as a whole: its linear R, G and B are
 about the same factor. CIEDE2000 on the raw samples then sees a white sticker on a shaded face
 (L* 50, neutral) as nearer to a dark orange or blue than to the whites of the lit face (L* 90),
 and the classifier merges it with that colour. The factor of each face can be read from the
-puzzle itself once its facelets are labelled: every sticker on the face, whatever its colour,
-is darker than the mean of its colour over the whole puzzle by the face's factor. The median
-of those ratios over the face's confident facelets is robust to the few that were misread,
-which are exactly the ones the correction is for.
+puzzle itself once its facelets are labelled: a sticker's log luminance is its colour's level
+plus its face's light, a two-way layout fitted by least squares over the confident facelets
+of colours seen on two faces or more, then fitted again without the facelets it fits worst
+(the misread ones, which are exactly the ones the correction is for).
 
 `face_gains` estimates the factors from a first labelling; `relit` divides them out, and the
 labelling is then done again on samples that look as if every face were lit alike.
@@ -24,7 +24,7 @@ from judgecam.vision.color_model import FaceletSample
 from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
 
 #: A face's factor is estimated only from at least this many confidently labelled facelets
-#: that share their colour with a facelet elsewhere (a median of fewer is one facelet's word).
+#: that share their colour with a facelet elsewhere (fewer is one or two facelets' word).
 MIN_FACE_FACELETS = 3
 #: Labels at least this confident (stage 4's 0..1) take part in the estimate.
 MIN_CONFIDENCE = 0.5
