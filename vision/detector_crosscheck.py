@@ -90,6 +90,19 @@ class FitComparison:
     compared: int  # detections at the same place placed by both fits
     disagreeing: int  # of those, placed on different facelets
     pairs: tuple[PairGap, ...]  # pairs both fits measured
+    #: The classical fit's facelets (its frame) the learned fit places elsewhere; meaningful
+    #: only when the poses agree (`only_placements`).
+    disputed: tuple[int, ...] = ()
+
+    @property
+    def only_placements(self) -> bool:
+        """The fits agree on the pose and every pair; they differ on some facelets only."""
+        return (
+            self.swing_deg <= MAX_SWING_DEG
+            and self.shift_fraction <= MAX_SHIFT_FRACTION
+            and not self.ambiguous
+            and not any(pair.disagrees for pair in self.pairs)
+        )
 
     def problems(self) -> tuple[str, ...]:
         """Reasons for review if the fits disagree (empty if they agree)."""
@@ -289,6 +302,7 @@ def compare_fits(
         len(placements),
         best.disagreeing,
         pairs,
+        tuple(sorted({int(f) for f in classical_facelets[best.mapped != learned_facelets]})),
     )
     logger.debug("cross-check: %s", comparison)
     return comparison

@@ -69,6 +69,9 @@ class ViewResult:
     #: (`judge_views` judges both); `disagreements` says how they differ.
     alternative: ViewResult | None = None
     disagreements: tuple[str, ...] = ()
+    #: Where the two readings agree on the pose and every pair: the facelets (fit frame) they
+    #: place differently. None where they differ on more (or the learned path found nothing).
+    disputed: tuple[int, ...] | None = None
 
     @property
     def found(self) -> bool:
@@ -328,6 +331,7 @@ class _CrossCheck:
     #: Where both paths fit the puzzle but disagree: the learned fit and why they differ.
     alternative: tuple[FaceletSegmentation, GeometryFit] | None = None
     disagreements: tuple[str, ...] = ()
+    disputed: tuple[int, ...] | None = None
 
 
 def _cross_check(
@@ -355,11 +359,13 @@ def _cross_check(
             found_nothing = ("cross-check: the learned detector finds no puzzle here",)
             return _CrossCheck(best, problems, [], None, found_nothing)
         start = time.perf_counter()
-        disagreements = compare_fits(model, best, learned).problems()
+        comparison = compare_fits(model, best, learned)
+        disagreements = comparison.problems()
         timings["cross_check"] = _ms(start)
         if not disagreements:
             return _CrossCheck(best, problems, [])
-        return _CrossCheck(best, problems, [], learned, disagreements)
+        disputed = comparison.disputed if comparison.only_placements else None
+        return _CrossCheck(best, problems, [], learned, disagreements, disputed)
     if learned is None:
         return _CrossCheck(None, problems, [])
     frame_usable = all(problem.startswith(NO_PUZZLE) for problem in problems)
@@ -441,6 +447,7 @@ def analyse_view(
         notes=tuple(crosscheck.notes),
         alternative=alternative,
         disagreements=crosscheck.disagreements,
+        disputed=crosscheck.disputed,
     )
 
 
@@ -537,9 +544,9 @@ def judge_views(
     capture is judged again with that reading in place of the classical one, one view at a
     time and all at once. Two readings that disagree on facelets no verdict depends on are no
     reason to call a judge; a reading that gives another verdict is. Where a learned reading
-    cannot be judged at all (review), the verdict stands only if the other views give it
-    without the disputed ones: it then does not rest on a view the two paths read
-    differently.
+    cannot be judged at all (review), the verdict stands only if it does not rest on what the
+    readings differ on: with the facelets they place differently taken as unseen (when they
+    agree on the pose and every pair), or else without the disputed views.
     """
     views = tuple(views)
     result = _judge(views, puzzle, scheme, classify, world_from_camera)
@@ -566,10 +573,17 @@ def judge_views(
         if other.verdict == result.verdict:
             continue
         if other.verdict == "review":
-            # The learned reading says nothing either way: the verdict stands if the other
-            # views give it without the disputed ones (then it does not rest on them; a
-            # defect only the disputed view shows leaves its facelets or angle unknown
-            # without it, and the rules engine then cannot say solved).
+            # The learned reading says nothing either way: the verdict stands if it does not
+            # rest on what the two readings differ on. First with only the facelets they
+            # place differently taken as unseen (the rules engine then tries every colour
+            # they could have), then without the disputed views (a defect only they show
+            # is then unknown, and the rules engine cannot say solved).
+            trimmed = _without_disputed(views, reading)
+            if trimmed is not None:
+                narrowed = _judge(trimmed, puzzle, scheme, classify, world_from_camera)
+                if narrowed.verdict == result.verdict:
+                    undecided.append(names)
+                    continue
             kept = [index for index in range(len(views)) if index not in reading]
             poses = None if world_from_camera is None else [world_from_camera[i] for i in kept]
             alone = _judge([views[i] for i in kept], puzzle, scheme, classify, poses)
@@ -597,7 +611,7 @@ def judge_views(
     if undecided:
         reasons.append(
             f"cross-check: the learned detector's reading of {'; '.join(undecided)} cannot be "
-            f"judged, and the other views give {result.verdict} without it: it stands"
+            f"judged, and {result.verdict} does not rest on what the two readings differ on"
         )
     else:
         reasons.append(
@@ -606,6 +620,29 @@ def judge_views(
         )
     timings = {**result.timings_ms, "cross_check_judge": _ms(start)}
     return replace(result, reasons=tuple(dict.fromkeys(reasons)), timings_ms=timings)
+
+
+def _without_disputed(
+    views: Sequence[ViewResult], reading: Sequence[int]
+) -> tuple[ViewResult, ...] | None:
+    """The views with the facelets the two readings of each view in `reading` place
+    differently taken as unseen; None if some view there is disputed on more than facelets."""
+    out = list(views)
+    for index in reading:
+        view = views[index]
+        if view.disputed is None or view.fit is None:
+            return None
+        disputed = np.asarray(view.disputed, dtype=np.int64)
+        assignment = np.where(np.isin(view.fit.assignment, disputed), -1, view.fit.assignment)
+        out[index] = replace(
+            view,
+            fit=replace(view.fit, assignment=assignment),
+            projected=tuple(p for p in view.projected if p.facelet not in view.disputed),
+            alternative=None,
+            disagreements=(),
+            disputed=None,
+        )
+    return tuple(out)
 
 
 def _judge(

@@ -196,6 +196,61 @@ def test_the_verdict_stands_only_if_every_reading_gives_it(
         assert any(r.startswith("cross-check: the learned") for r in result.reasons)
 
 
+def _judge_trimmed(primary: str, verdicts: dict[str, str], disputed: tuple[int, ...], calls: list):
+    """Like `_judge_by_reading`, and view "a" read without its `disputed` facelets gives
+    verdicts["trimmed a"]."""
+    base = _judge_by_reading(primary, verdicts, calls)
+
+    def judge(views, puzzle, scheme, classify, world_from_camera) -> CheckResult:
+        result = base(views, puzzle, scheme, classify, world_from_camera)
+        for view in views:
+            trimmed = view.fit is not None and not np.isin(disputed, view.fit.assignment).any()
+            if view.name == "a" and trimmed and "trimmed a" in verdicts:
+                verdict = verdicts["trimmed a"]
+                moves = {"solved": 0, "+2": 1, "DNF": 2}.get(verdict)
+                return replace(result, verdict=verdict, moves_from_solved=moves)
+        return result
+
+    return judge
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "with_disputed", "verdict", "readings"),
+    [
+        ({"a-learned": "review", "trimmed a": "DNF", "without a": "review"}, True, "DNF", 3),
+        ({"a-learned": "review", "trimmed a": "review", "without a": "review"}, True, "review", 4),
+        ({"a-learned": "review", "trimmed a": "review", "without a": "DNF"}, True, "DNF", 4),
+        ({"a-learned": "review", "trimmed a": "DNF", "without a": "review"}, False, "review", 3),
+    ],
+    ids=[
+        "rests on agreed facelets",
+        "rests on disputed facelets and on the view",
+        "the other views give it alone",
+        "pose disputed: no facelet-wise trim",
+    ],
+)
+def test_an_undecided_reading_leaves_a_verdict_resting_on_agreed_facelets(
+    cube, monkeypatch, verdicts, with_disputed, verdict, readings
+) -> None:
+    image, _ = cube
+    classical = analyse_view(image, puzzle_model("333"), _camera(), "a")
+    assert classical.fit is not None
+    placed = [int(f) for f in classical.fit.assignment if f >= 0][:2]
+    view = replace(
+        classical,
+        alternative=_stub_view("a-learned"),
+        disagreements=("cross-check: the fits differ",),
+        disputed=tuple(placed) if with_disputed else None,
+    )
+    calls: list = []
+    monkeypatch.setattr(pipeline, "_judge", _judge_trimmed("DNF", verdicts, tuple(placed), calls))
+    result = judge_views([view, _stub_view("b")], "333")
+    assert result.verdict == verdict
+    assert len(calls) == readings
+    if verdict == "DNF":
+        assert any("does not rest on what the two readings differ on" in r for r in result.reasons)
+
+
 def test_views_without_disagreement_are_judged_once(monkeypatch) -> None:
     calls: list = []
     monkeypatch.setattr(pipeline, "_judge", _judge_by_reading("+2", {}, calls))
@@ -390,10 +445,19 @@ def test_different_placements_are_a_reason() -> None:
     assignment = fit.assignment.copy()
     assignment[[0, 1]] = assignment[[1, 0]]
     swapped = replace(fit, assignment=assignment)
-    problems = compare_fits(model, classical, (segmentation, swapped)).problems()
+    comparison = compare_fits(model, classical, (segmentation, swapped))
+    problems = comparison.problems()
     assert any(
         f"place 2 of {len(assignment)} facelets differently" in problem for problem in problems
     ), problems
+    # Only the two facelets are in dispute, named in the classical fit's frame.
+    assert comparison.only_placements
+    assert comparison.disputed == tuple(sorted(int(f) for f in classical[1].assignment[[0, 1]]))
+
+
+def test_a_pose_disagreement_disputes_more_than_facelets() -> None:
+    model, classical, learned = _turned_cube_fits(learned_tilt_deg=MAX_SWING_DEG + 5.0)
+    assert not compare_fits(model, classical, learned).only_placements
 
 
 def test_a_tilt_off_the_turned_axis_is_a_pose_disagreement() -> None:
