@@ -11,6 +11,13 @@ of colours seen on two faces or more, then fitted again without the facelets it 
 
 `face_gains` estimates the factors from a first labelling; `relit` divides them out, and the
 labelling is then done again on samples that look as if every face were lit alike.
+
+The first labelling can be too wrong to read the lights from: a face under a lamp's
+reflection, or one seen by the other camera at another exposure, can be three or four times
+brighter than the rest, and CIEDE2000 then groups facelets by brightness, not colour.
+`equal_luminance` keeps only chromaticity, which no light's strength changes, for a second
+first labelling; `lit_labelling_cost` decides between the two results, each with the face
+lights that suit it.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ from numpy.typing import NDArray
 
 from judgecam.vision.color_model import FaceletSample
 from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
+from judgecam.vision.colorspace import ciede2000
 
 #: A face's factor is estimated only from at least this many confidently labelled facelets
 #: that share their colour with a facelet elsewhere (fewer is one or two facelets' word).
@@ -119,3 +127,63 @@ def relit(
             )
         )
     return out
+
+
+def equal_luminance(samples: Sequence[FaceletSample | None]) -> list[FaceletSample | None]:
+    """The samples with linear RGB scaled to one luminance (the median of the seen ones): only
+    chromaticity is left, which no light's strength changes."""
+    seen = [sample for sample in samples if sample is not None]
+    if not seen:
+        return list(samples)
+    labs = np.array([sample.lab for sample in seen], dtype=np.float64)
+    target = float(np.median(luminance(labs)))
+    out: list[FaceletSample | None] = []
+    for sample in samples:
+        if sample is None:
+            out.append(None)
+            continue
+        lab = np.asarray(sample.lab, dtype=np.float64)
+        scale = target / max(float(luminance(lab)), 1e-4)
+        flat = linear_rgb_to_lab(lab_to_linear_rgb(lab) * scale)
+        out.append(
+            FaceletSample(
+                (float(flat[0]), float(flat[1]), float(flat[2])), sample.spread, sample.pixels
+            )
+        )
+    return out
+
+
+#: Facelets' worth of evidence the prior noise (CIEDE2000 squared) carries in
+#: `lit_labelling_cost`, as in stage 4's own fit (`colors.PRIOR_FACELETS`).
+PRIOR_FACELETS = 9.0
+
+
+def lit_labelling_cost(
+    face_of_facelet: NDArray[np.intp],
+    samples: Sequence[FaceletSample | None],
+    labels: Sequence[str | None],
+    prior_noise: float,
+) -> float:
+    """How badly a labelling explains the samples once each face's light is fitted to it
+    (lower is better): -2 log-likelihood over 3, up to a constant, with each colour's own noise
+    (CIEDE2000 to its mean, shrunk towards `prior_noise`).
+
+    Two labellings of the same samples are compared this way: each gets the face lights that
+    suit it best, so neither pays for the light the other assumed."""
+    gains = face_gains(face_of_facelet, samples, labels, [1.0] * len(labels))
+    lit = list(samples) if gains is None else relit(face_of_facelet, samples, gains)
+    seen = [i for i, sample in enumerate(lit) if sample is not None and labels[i] is not None]
+    if not seen:
+        return 0.0
+    labs = np.array([lit[i].lab for i in seen], dtype=np.float64)  # type: ignore[union-attr]
+    names = sorted({str(labels[i]) for i in seen})
+    member = np.array([names.index(str(labels[i])) for i in seen], dtype=np.intp)
+    total = 0.0
+    for colour in range(len(names)):
+        own = labs[member == colour]
+        squared = ciede2000(own, own.mean(axis=0)[None, :]) ** 2
+        variance = (float(squared.sum()) + PRIOR_FACELETS * prior_noise**2) / (
+            len(own) + PRIOR_FACELETS
+        )
+        total += len(own) * float(np.log(variance))
+    return total

@@ -3,16 +3,26 @@ puzzle and divided out before the colours are labelled again."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
-from judgecam.calibration.scheme import builtin_scheme
+from judgecam.calibration.scheme import ColorScheme, builtin_scheme
 from judgecam.puzzle.registry import get_puzzle
-from judgecam.vision.color_faces import face_gains, relit
+from judgecam.vision.color_faces import (
+    equal_luminance,
+    face_gains,
+    lit_labelling_cost,
+    luminance,
+    relit,
+)
 from judgecam.vision.color_model import FaceletSample
 from judgecam.vision.color_pieces import piece_model
-from judgecam.vision.color_simulation import LIGHTS, observe, scramble
+from judgecam.vision.color_simulation import LIGHTS, observe, scheme_from_rgb, scramble
 from judgecam.vision.colors import _classify_once, classify_colors
+from judgecam.vision.evaluate import _partition_agreement
+from judgecam.vision.pipeline import MIN_COLOR_CONFIDENCE
 
 #: Scrambles to shade.
 SEEDS = [0, 1, 2, 3, 4, 5]
@@ -21,21 +31,27 @@ SEEDS = [0, 1, 2, 3, 4, 5]
 LIT = {"U": 1.0, "F": 0.3, "R": 0.7}
 
 
-def _shaded_cube(seed: int) -> tuple[list[str], list[FaceletSample | None], np.ndarray]:
-    """A scrambled 3x3x3 seen on U, F and R under one warm-ish light, each face lit as LIT."""
+def _shaded_cube(
+    seed: int,
+    lit: dict[str, float] = LIT,
+    scheme: ColorScheme | None = None,
+    light: str = "6500K",
+) -> tuple[list[str], list[FaceletSample | None], np.ndarray]:
+    """A scrambled 3x3x3 seen on the faces of `lit` under one light, each face lit as `lit`
+    says (the built-in scheme when `scheme` is None)."""
     rng = np.random.default_rng(seed)
     state = scramble("333", rng)
-    samples = observe(state, builtin_scheme("333"), LIGHTS["6500K"], 0.9, 1.0, rng, 0.05)
+    samples = observe(state, scheme or builtin_scheme("333"), LIGHTS[light], 0.9, 1.0, rng, 0.05)
     spec = get_puzzle("333")
     faces = [facelet.face for facelet in spec.facelets]
     shaded: list[FaceletSample | None] = []
     for sample, face in zip(samples, faces, strict=True):
-        if face not in LIT:
+        if face not in lit:
             shaded.append(None)
             continue
-        gain = np.array([LIT[face]] * 3)
+        gain = np.array([lit[face]] * 3)
         shaded.append(relit(np.zeros(1, dtype=np.intp), [sample], 1.0 / gain)[0])
-    true_gains = np.array([LIT.get(face, 1.0) for face in piece_model("333").faces])
+    true_gains = np.array([lit.get(face, 1.0) for face in piece_model("333").faces])
     return list(state.colors), shaded, true_gains
 
 
@@ -91,3 +107,74 @@ def test_the_shaded_face_misleads_a_single_labelling() -> None:
             1 for i, s in enumerate(samples) if s is not None and once.labels[i] != colors[i]
         )
     assert misread > 0
+
+
+#: A pastel scheme (light, soft colours: cream, lemon, mint, sky, rose, peach) ...
+PASTEL = {
+    "white": (238, 232, 215),
+    "yellow": (246, 232, 120),
+    "green": (130, 215, 160),
+    "blue": (120, 170, 235),
+    "red": (235, 120, 135),
+    "orange": (250, 170, 110),
+}
+#: ... with the top face three times brighter than the sides: a lamp's reflection on it, or a
+#: view of it taken by the other camera at another exposure.
+BRIGHT_TOP = {"U": 1.0, "F": 0.3, "R": 0.3}
+
+
+def test_equal_luminance_keeps_only_chromaticity() -> None:
+    colors, samples, _ = _shaded_cube(0)
+    flat = equal_luminance(samples)
+    seen = [i for i, sample in enumerate(samples) if sample is not None]
+    levels = luminance(np.array([flat[i].lab for i in seen]))  # type: ignore[union-attr]
+    assert np.allclose(levels, levels[0], rtol=0.01)  # float32 colour conversions
+    # One paint under the three face lights ends up one colour (up to the sampling noise).
+    whites = np.array([flat[i].lab for i in seen if colors[i] == "white"])  # type: ignore[union-attr]
+    assert float(np.ptp(whites, axis=0).max()) < 3.0
+    assert equal_luminance([None, None]) == [None, None]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_the_true_labelling_costs_least_under_its_own_face_lights(seed: int) -> None:
+    colors, samples, _ = _shaded_cube(seed, BRIGHT_TOP, scheme_from_rgb("333", PASTEL))
+    model = piece_model("333")
+    true_cost = lit_labelling_cost(model.face_of_facelet, samples, colors, 2.0)
+    # Every face's facelets named by the face (a labelling by brightness, as a single CIEDE2000
+    # labelling tends to give here) explains the samples worse.
+    by_face = [model.faces[int(face)] for face in model.face_of_facelet]
+    assert true_cost < lit_labelling_cost(model.face_of_facelet, samples, by_face, 2.0)
+    seen = [i for i, sample in enumerate(samples) if sample is not None]
+    swapped = list(colors)
+    first, second = next((a, b) for a in seen for b in seen if colors[a] != colors[b] and a < b)
+    swapped[first], swapped[second] = colors[second], colors[first]
+    assert true_cost < lit_labelling_cost(model.face_of_facelet, samples, swapped, 2.0)
+
+
+@pytest.mark.parametrize("light", ["3000K", "6500K"])
+def test_pastels_with_one_face_far_brighter_are_read_right(light: str) -> None:
+    """The first labelling on the samples as they are groups the bright top face apart; the one
+    on chromaticity alone reads the face lights right."""
+    right = total = 0
+    for seed in range(8):
+        colors, samples, _ = _shaded_cube(seed, BRIGHT_TOP, scheme_from_rgb("333", PASTEL), light)
+        result = classify_colors(samples, "333")
+        seen = [i for i, sample in enumerate(samples) if sample is not None]
+        right += _partition_agreement([(result.labels[i], colors[i]) for i in seen])
+        total += len(seen)
+        # A label stands for the true colour most of its facelets have; the others are misread
+        # and must not carry the confidence a verdict rests on.
+        majority = {
+            label: Counter(colors[i] for i in seen if result.labels[i] == label).most_common(1)[0][
+                0
+            ]
+            for label in {result.labels[i] for i in seen}
+        }
+        confidently_wrong = [
+            i
+            for i in seen
+            if majority[result.labels[i]] != colors[i]
+            and result.confidences[i] >= MIN_COLOR_CONFIDENCE
+        ]
+        assert confidently_wrong == [], (seed, confidently_wrong)
+    assert right / total >= 0.98
