@@ -169,7 +169,8 @@ def lit_labelling_cost(
     (CIEDE2000 to its mean, shrunk towards `prior_noise`).
 
     Two labellings of the same samples are compared this way: each gets the face lights that
-    suit it best, so neither pays for the light the other assumed."""
+    suit it best, so neither pays for the light the other assumed. There is no price per colour
+    used: both labellings come from stage 4's own fit, which already paid it."""
     gains = face_gains(face_of_facelet, samples, labels, [1.0] * len(labels))
     lit = list(samples) if gains is None else relit(face_of_facelet, samples, gains)
     seen = [i for i, sample in enumerate(lit) if sample is not None and labels[i] is not None]
