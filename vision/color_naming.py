@@ -107,8 +107,7 @@ def rotation_namings(
     for color, face in enumerate(scheme_faces):
         color_on_face[model.faces.index(str(face))] = color
     namings = np.empty((len(model.rotations), len(arrangement)), dtype=np.intp)
-    for row, rotation in enumerate(model.rotations):
-        namings[row, arrangement] = color_on_face[rotation]
+    namings[:, arrangement] = color_on_face[model.rotations]
     return namings
 
 
