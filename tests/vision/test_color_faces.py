@@ -151,6 +151,14 @@ def test_the_true_labelling_costs_least_under_its_own_face_lights(seed: int) -> 
     assert true_cost < lit_labelling_cost(model.face_of_facelet, samples, swapped, 2.0)
 
 
+def _majority_colours(labels: list[str | None], truth: list[str]) -> dict[str, str]:
+    """Per label: the true colour most of its facelets have."""
+    counts: dict[str, Counter[str]] = {}
+    for label, colour in zip(labels, truth, strict=True):
+        counts.setdefault(str(label), Counter())[colour] += 1
+    return {label: found.most_common(1)[0][0] for label, found in counts.items()}
+
+
 @pytest.mark.parametrize("light", ["3000K", "6500K"])
 def test_pastels_with_one_face_far_brighter_are_read_right(light: str) -> None:
     """The first labelling on the samples as they are groups the bright top face apart; the one
@@ -164,16 +172,11 @@ def test_pastels_with_one_face_far_brighter_are_read_right(light: str) -> None:
         total += len(seen)
         # A label stands for the true colour most of its facelets have; the others are misread
         # and must not carry the confidence a verdict rests on.
-        majority = {
-            label: Counter(colors[i] for i in seen if result.labels[i] == label).most_common(1)[0][
-                0
-            ]
-            for label in {result.labels[i] for i in seen}
-        }
+        majority = _majority_colours([result.labels[i] for i in seen], [colors[i] for i in seen])
         confidently_wrong = [
             i
             for i in seen
-            if majority[result.labels[i]] != colors[i]
+            if majority[str(result.labels[i])] != colors[i]
             and result.confidences[i] >= MIN_COLOR_CONFIDENCE
         ]
         assert confidently_wrong == [], (seed, confidently_wrong)
