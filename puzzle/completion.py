@@ -6,8 +6,10 @@ nobody saw, to the faces; on a 3x3x3 the seen centres fix most of it, on a 2x2x2
 corner fixes its three faces), each slot's candidates are the pieces of that scheme, in each
 cyclic orientation, whose colours agree with the slot's visible facelets. A backtracking search
 gives every slot a different piece, and each complete colouring is kept only if it passes the
-reachability invariants (twists, flips, parities). Typical rigs hide one face: the bottom pieces
-show one or two stickers each, which leaves exactly one piece per slot, so the search is tiny.
+reachability invariants (twists, flips, parities); the last piece of a kind is only tried in the
+orientations that keep its kind's twists or flips adding up right. Typical rigs hide one face:
+the bottom pieces show one or two stickers each, which leaves exactly one piece per slot, so the
+search is tiny.
 A node budget stops pathological cases (almost nothing seen); the caller then says "review".
 
 `near_solved_completions` answers the other half exactly and fast: every colouring at most one
@@ -23,14 +25,20 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.puzzle.moves import Move, all_single_moves
 from judgecam.puzzle.observation import MISSING, UNKNOWN
-from judgecam.puzzle.reachability import Slot, check_against_scheme, scheme_solved, slots
+from judgecam.puzzle.reachability import (
+    Slot,
+    check_against_scheme,
+    orientation_moduli,
+    scheme_solved,
+    slots,
+)
 from judgecam.puzzle.registry import get_puzzle
 
 logger = logging.getLogger(__name__)
@@ -61,9 +69,17 @@ def is_unseen(label: str) -> bool:
 
 
 def complete(
-    puzzle: str, labels: Sequence[str], max_colorings: int = 64, max_nodes: int = 20000
+    puzzle: str,
+    labels: Sequence[str],
+    max_colorings: int = 64,
+    max_nodes: int = 20000,
+    prune: bool = True,
 ) -> Completions:
-    """Legal full colourings that agree with every seen facelet of `labels`."""
+    """Legal full colourings that agree with every seen facelet of `labels`.
+
+    `prune=False` also places the last piece of a kind in orientations no turn reaches, so
+    that `failures` names every twist or flip that rules colourings out (slower: for messages).
+    """
     spec = get_puzzle(puzzle)
     seen = list(dict.fromkeys(label for label in labels if not is_unseen(label)))
     if len(seen) > len(spec.faces):
@@ -71,7 +87,7 @@ def complete(
             (), False, (f"{len(seen)} colours seen, the puzzle has {len(spec.faces)}",)
         )
     pool = seen + [f"{HIDDEN_PREFIX}{k + 1}" for k in range(len(spec.faces) - len(seen))]
-    search = _Search(puzzle, labels, max_colorings, max_nodes)
+    search = _Search(puzzle, labels, max_colorings, max_nodes, prune)
     for scheme in _candidate_schemes(puzzle, labels, pool):
         search.run(scheme)
         if search.stopped:
@@ -116,11 +132,45 @@ def _candidate_schemes(
         yield {**fixed, **dict(zip(free_faces, chosen, strict=True))}
 
 
+#: A piece a slot can hold: (home piece, its colours in the slot's order, orientation).
+_Choice = tuple[int, tuple[str, ...], int]
+
+
+def _group(slot: Slot) -> int | tuple[str, int]:
+    """Which pieces may sit in a slot: any of its kind and size, or (cube centres never leave
+    their face; a Pyraminx's axial centres and tips only turn at their own vertex) only its
+    own piece: taking one from another vertex would fill in a mirror image of the scheme."""
+    return slot.piece if slot.kind in _FIXED_KINDS else (slot.kind, len(slot.facelets))
+
+
+@lru_cache(maxsize=256)
+def _choices_by_view(
+    puzzle: str, scheme: tuple[tuple[str, str], ...]
+) -> dict[tuple[int | tuple[str, int], tuple[str | None, ...]], tuple[_Choice, ...]]:
+    """(slot group, colours shown in the slot with None where unseen) -> every piece of the
+    scheme in every orientation that agrees, in slot order then orientation order."""
+    solved = scheme_solved(puzzle, dict(scheme))
+    found: dict[tuple[int | tuple[str, int], tuple[str | None, ...]], list[_Choice]] = {}
+    for home in slots(puzzle):
+        wanted = tuple(solved[i] for i in home.facelets)
+        for k in range(len(wanted)):
+            # shown[k] holds wanted[0]: the piece's colours rotated onto the slot.
+            placed = wanted[-k:] + wanted[:-k] if k else wanted
+            for hidden in itertools.product((False, True), repeat=len(placed)):
+                shown = tuple(None if h else c for c, h in zip(placed, hidden, strict=True))
+                found.setdefault((_group(home), shown), []).append((home.piece, placed, k))
+    return {key: tuple(choices) for key, choices in found.items()}
+
+
 class _Search:
     """Backtracking over piece placements for one scheme at a time."""
 
-    def __init__(self, puzzle: str, labels: Sequence[str], max_colorings: int, max_nodes: int):
+    def __init__(
+        self, puzzle: str, labels: Sequence[str], max_colorings: int, max_nodes: int, prune: bool
+    ):
         self.puzzle = puzzle
+        self.moduli = orientation_moduli(puzzle) if prune else {}
+        self.orientation_sums: Counter[str] = Counter()
         self.labels = list(labels)
         self.max_colorings = max_colorings
         self.max_nodes = max_nodes
@@ -132,40 +182,35 @@ class _Search:
         self.out_of_nodes = False
 
     def run(self, scheme: dict[str, str]) -> None:
-        solved = scheme_solved(self.puzzle, scheme)
-        table = slots(self.puzzle)
-        options: list[tuple[Slot, list[tuple[int, tuple[str, ...]]]]] = []
-        for slot in table:
-            shown = [self.labels[i] for i in slot.facelets]
-            choices = []
-            for home in table:
-                if home.kind != slot.kind or len(home.facelets) != len(slot.facelets):
-                    continue
-                if slot.kind in _FIXED_KINDS and home is not slot:
-                    # Cube centres never leave their face; a Pyraminx's axial centres and tips
-                    # only turn at their own vertex (taking one from another vertex would
-                    # fill in a mirror image of the scheme).
-                    continue
-                wanted = tuple(solved[i] for i in home.facelets)
-                for k in range(len(wanted)):
-                    # shown[k] holds wanted[0]: rotate the piece's colours onto the slot.
-                    placed = wanted[-k:] + wanted[:-k] if k else wanted
-                    if all(is_unseen(s) or s == p for s, p in zip(shown, placed, strict=True)):
-                        choices.append((home.piece, placed))
+        lookup = _choices_by_view(self.puzzle, tuple(sorted(scheme.items())))
+        options: list[tuple[Slot, tuple[_Choice, ...]]] = []
+        for slot in slots(self.puzzle):
+            shown = tuple(
+                None if is_unseen(self.labels[i]) else self.labels[i] for i in slot.facelets
+            )
+            choices = lookup.get((_group(slot), shown))
             if not choices:
                 return
             options.append((slot, choices))
         options.sort(key=lambda item: len(item[1]))
+        # Where the last piece of a kind with an orientation invariant is placed, its
+        # orientation must close the sum (the leaf check would reject every other one).
+        last_depth = {slot.kind: depth for depth, (slot, _) in enumerate(options)}
+        closing = {
+            depth: self.moduli[kind] for kind, depth in last_depth.items() if kind in self.moduli
+        }
         colors = list(self.labels)
-        self._place(options, 0, set(), colors, scheme)
+        self.orientation_sums.clear()
+        self._place(options, 0, set(), colors, scheme, closing)
 
     def _place(
         self,
-        options: list[tuple[Slot, list[tuple[int, tuple[str, ...]]]]],
+        options: list[tuple[Slot, tuple[_Choice, ...]]],
         depth: int,
         used: set[int],
         colors: list[str],
         scheme: dict[str, str],
+        closing: dict[int, int],
     ) -> None:
         if self.stopped:
             return
@@ -185,13 +230,19 @@ class _Search:
                     self.stopped = True
             return
         slot, choices = options[depth]
-        for piece, placed in choices:
+        modulus = closing.get(depth)
+        sums = self.orientation_sums
+        for piece, placed, orientation in choices:
             if piece in used:
                 continue
+            if modulus is not None and (sums[slot.kind] + orientation) % modulus:
+                continue
             used.add(piece)
+            sums[slot.kind] += orientation
             for facelet, color in zip(slot.facelets, placed, strict=True):
                 colors[facelet] = color
-            self._place(options, depth + 1, used, colors, scheme)
+            self._place(options, depth + 1, used, colors, scheme, closing)
+            sums[slot.kind] -= orientation
             used.discard(piece)
             if self.stopped:
                 return

@@ -319,6 +319,17 @@ def _rotation_between(shown: tuple[str, ...], wanted: tuple[str, ...]) -> int | 
     return None
 
 
+def orientation_moduli(puzzle: str) -> dict[str, int]:
+    """Piece kind -> n where the orientations of that kind must add up to 0 mod n.
+
+    The orientation parts of `_cube_invariants` and `_pyraminx_invariants`, for searches that
+    prune with them (`judgecam.puzzle.completion`): keep the three in step.
+    """
+    if get_puzzle(puzzle).name == "pyram":
+        return {"edge": 2}
+    return {"corner": 3, "edge": 2}
+
+
 def _cube_invariants(table: Sequence[Slot], placed: Mapping[int, tuple[int, int]]) -> list[str]:
     reasons = []
     corners = [s for s in table if s.kind == "corner"]

@@ -176,7 +176,9 @@ def _judge_unseen(
     if not candidates:
         if found.out_of_nodes:
             return Verdict(REVIEW, None, (*reasons, f"{hidden}: too little seen to tell"), no_pairs)
-        detail = found.failures[:3] or ("the visible colours fit no legal puzzle",)
+        # The pruned search skips the twists and flips it rules out; name them for the judge.
+        explained = complete(spec.name, labels, max_colorings=0, prune=False)
+        detail = explained.failures[:3] or ("the visible colours fit no legal puzzle",)
         return Verdict(
             REVIEW,
             None,
