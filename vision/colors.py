@@ -254,6 +254,7 @@ def _classify_once(
         resolved.costs,
         resolved.arrangement,
     )
+    costs = _empty_clusters_absent(costs, members, seen)
     margins = _facelet_margins(costs, members, seen, len(facelets))
     if resolved.absent:
         logger.debug("colours taken to be unseen: clusters %s", resolved.absent)
@@ -307,6 +308,25 @@ def _classify_once(
         reasons=tuple(reasons),
         gains=naming.gains,
     )
+
+
+def _empty_clusters_absent(
+    costs: NDArray[np.float64], members: NDArray[np.intp], seen: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """`costs` with every cluster that no seen facelet shows made absent (`ABSENT_COST`).
+
+    Such a cluster's mean is only where its seed was left, often on top of a seen colour
+    (c0021 of a fresh rig3 set: the hidden face's cluster sat next to green, and three green
+    facelets of a solved cube got confidence 0.2 "or white?"). That a seen facelet might
+    show the unseen colour is priced by the candidates that give the colour seen facelets
+    (`_rival_margins`), not by a mean nothing measured.
+    """
+    empty = np.flatnonzero(np.bincount(members, minlength=costs.shape[1]) == 0)
+    if not len(empty):
+        return costs
+    result = costs.copy()
+    result[np.ix_(seen, empty)] = ABSENT_COST
+    return result
 
 
 def _piece_labels(
