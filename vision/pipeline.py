@@ -180,21 +180,52 @@ def _merge(first: FaceletSegmentation, others: list[FaceletSegmentation]) -> Fac
     return replace(first, facelets=tuple(facelets))
 
 
+def _silhouette(
+    fit: GeometryFit, model: PuzzleModel, intrinsics: Intrinsics
+) -> NDArray[np.float32]:
+    """The convex hull (pixels) of a fitted puzzle's outline in the image."""
+    rotation = rotation_matrix(fit.rvec)
+    corners = model.facelet_corners.reshape(-1, 3)
+    pixels = intrinsics.distort(project(corners, rotation, fit.tvec, intrinsics.camera_matrix))
+    return cv2.convexHull(pixels.astype(np.float32))
+
+
 def _inside_silhouette(
     fit: GeometryFit, region: PuzzleRegion, model: PuzzleModel, intrinsics: Intrinsics
 ) -> bool:
     """Whether most of a region's patches lie on the puzzle already fitted (a turned layer can
     split one puzzle into two groups of patches)."""
-    rotation = rotation_matrix(fit.rvec)
-    corners = model.facelet_corners.reshape(-1, 3)
-    pixels = intrinsics.distort(project(corners, rotation, fit.tvec, intrinsics.camera_matrix))
-    hull = cv2.convexHull(pixels.astype(np.float32))
+    hull = _silhouette(fit, model, intrinsics)
     inside = [
         cv2.pointPolygonTest(hull, (float(p.center[0]), float(p.center[1])), True)
         > -0.5 * region.sticker_px
         for p in region.patches
     ]
     return bool(np.mean(inside) >= 0.5)
+
+
+def _own_facelets(
+    first: GeometryFit,
+    segmentation: FaceletSegmentation,
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+) -> int:
+    """How many facelets a second fit places off the first puzzle's silhouette.
+
+    A second puzzle is made of stickers of its own: a region around clutter (a timer's pads
+    beside the puzzle, 9090 rig3 c0033) can take in stickers of the first puzzle and fit them
+    with its own patches, and those must not count as a second puzzle.
+    """
+    hull = _silhouette(first, model, intrinsics)
+    return sum(
+        cv2.pointPolygonTest(
+            hull, (float(facelet.center_px[0]), float(facelet.center_px[1])), False
+        )
+        < 0
+        for facelet, placed in zip(segmentation.facelets, fit.assignment, strict=True)
+        if placed >= 0
+    )
 
 
 #: A fit whose corner reprojection error (median RMS) exceeds this fraction of a sticker, or that
@@ -412,10 +443,9 @@ def analyse_view(
         timings["geometry"] += _ms(start)
         if not fit.found:
             continue
-        matched = int(np.sum(fit.assignment >= 0))
         if best is None:
             best = (segmentation, fit)
-        elif matched >= SECOND_PUZZLE_FACELETS:
+        elif _own_facelets(best[1], segmentation, fit, model, intrinsics) >= SECOND_PUZZLE_FACELETS:
             others += 1
     if best is not None and split:
         start = time.perf_counter()

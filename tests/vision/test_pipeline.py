@@ -135,3 +135,26 @@ def test_a_penalty_in_colours_that_fit_the_scheme_badly_is_flagged() -> None:
     listed = "low colour confidence: U1 white (or green? confidence 0.11)"
     assert not _arrangement_doubt(_fusion(state.colors, (listed,)))
     assert _colors_otherwise_sound(_fusion(state.colors, (listed,)))
+
+
+def test_a_timer_beside_the_cube_is_not_a_second_puzzle() -> None:
+    """A Stackmat timer's pads next to the cube (rendered, with ground truth): the region around
+    them took in stickers of the cube and fitted them as "another puzzle", which threw the view
+    away. The view must be read, and read right."""
+    import json
+    from pathlib import Path
+
+    from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
+
+    folder = Path(__file__).parent / "data"
+    truth = json.loads((folder / "timer-beside-cube.json").read_text(encoding="utf-8"))
+    view_truth = truth["views"][0]
+    image = cv2.imread(str(folder / view_truth["image"]), cv2.IMREAD_COLOR)
+    model = puzzle_model(truth["puzzle"])
+    view = analyse_view(image, model, intrinsics_from_truth(view_truth), view_truth["image"])
+    assert view.problems == ()
+    assert view.found
+    score = evaluate_view(view, view_truth, truth, model)
+    assert score.placed >= 15
+    assert score.placed_right == score.placed
+    assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.0
