@@ -187,7 +187,7 @@ def _silhouette(
     rotation = rotation_matrix(fit.rvec)
     corners = model.facelet_corners.reshape(-1, 3)
     pixels = intrinsics.distort(project(corners, rotation, fit.tvec, intrinsics.camera_matrix))
-    return cv2.convexHull(pixels.astype(np.float32))
+    return np.asarray(cv2.convexHull(pixels.astype(np.float32)), dtype=np.float32)
 
 
 def _inside_silhouette(
