@@ -94,6 +94,8 @@ class Fusion:
     hidden_faces: tuple[str, ...]
     reasons: tuple[str, ...]
     ambiguous: bool  # alignments of the views that fit about equally well disagree on the verdict
+    #: Per view: the rotation from its model frame to the fused frame (None if not aligned).
+    rotations: tuple[NDArray[np.float64] | None, ...] = ()
 
 
 def stated_uncertainty(sigma_deg: float) -> float:
@@ -588,10 +590,10 @@ def fuse_views(
         observation, verdict, colors, pairs, reasons, permutations = result
         samples, _, _ = _fused_samples(model, per_view, permutations)
         illegal = not _legal(model, observation)
-        judged.append((illegal, -score, _color_cost(colors, samples), result))
+        judged.append((illegal, -score, _color_cost(colors, samples), result, tuple(rotations)))
     # A legal puzzle first, then the alignment the views agree on best, then the colours.
     judged.sort(key=lambda item: (item[0], item[1], item[2]))
-    chosen = judged[0][3]
+    chosen, chosen_rotations = judged[0][3], judged[0][4]
     observation, verdict, colors, pairs, reasons, permutations = chosen
     all_reasons = list(reasons)
     ambiguous = False
@@ -626,4 +628,5 @@ def fuse_views(
         hidden_faces=hidden,
         reasons=tuple(all_reasons),
         ambiguous=ambiguous,
+        rotations=chosen_rotations,
     )

@@ -26,6 +26,7 @@ from judgecam.vision.locate import PuzzleRegion, PuzzleSearch, edge_width, find_
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
+from judgecam.vision.second_look import borrowed_angles
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ class ViewResult:
     #: Where the two readings agree on the pose and every pair: the facelets (fit frame) they
     #: place differently. None where they differ on more (or the learned path found nothing).
     disputed: tuple[int, ...] | None = None
+    #: The image itself, for stage 5's second look (`second_look`); not part of the result.
+    image: NDArray[np.uint8] | None = field(default=None, repr=False)
 
     @property
     def found(self) -> bool:
@@ -497,7 +500,15 @@ def _finish_view(
         if not problems:
             problems = [f"{NO_PUZZLE} (sticker-like patches do not fit the puzzle's shape)"]
         return ViewResult(
-            name, size, intrinsics, search, None, None, tuple(problems), tuple(timings.items())
+            name,
+            size,
+            intrinsics,
+            search,
+            None,
+            None,
+            tuple(problems),
+            tuple(timings.items()),
+            image=image,
         )
     segmentation, fit = best
     problems = list(problems)
@@ -527,6 +538,7 @@ def _finish_view(
         tuple(timings.items()),
         missing,
         projected,
+        image=image,
     )
 
 
@@ -675,14 +687,58 @@ def _without_disputed(
     return tuple(out)
 
 
+def _second_look(
+    model: PuzzleModel,
+    views: Sequence[ViewResult],
+    usable: Sequence[ViewEvidence | None],
+    fusion: Fusion,
+) -> tuple[ViewResult, ...] | None:
+    """The views with samples added on parts they did not measure but the other views place
+    (`second_look.borrowed_angles`), or None if no view gains a sample."""
+    updated = list(views)
+    for index, (view, evidence) in enumerate(zip(views, usable, strict=True)):
+        rotation = fusion.rotations[index] if index < len(fusion.rotations) else None
+        if evidence is None or rotation is None or view.image is None:
+            continue
+        assert view.fit is not None and view.segmentation is not None
+        borrowed = borrowed_angles(model, view.fit, rotation, fusion.pairs)
+        if borrowed is None:
+            continue
+        fit, placed = borrowed
+        have = {sample.facelet for sample in view.projected}
+        found = project_facelets(
+            view.image,
+            view.segmentation.facelets,
+            fit,
+            model,
+            view.intrinsics,
+            view.missing,
+            placed,
+        )
+        new = tuple(sample for sample in found if sample.facelet not in have)
+        if new:
+            note = (
+                f"{len(new)} facelet(s) sampled on parts placed by the other views' angles "
+                "(too few stickers outlined here to measure them)"
+            )
+            updated[index] = replace(
+                view, projected=(*view.projected, *new), notes=(*view.notes, note)
+            )
+    if all(new is old for new, old in zip(updated, views, strict=True)):
+        return None
+    return tuple(updated)
+
+
 def _judge(
     views: Sequence[ViewResult],
     puzzle: str,
     scheme: ColorScheme | None,
     classify: Classifier | None,
     world_from_camera: Sequence[NDArray[np.float64] | None] | None,
+    look_again: bool = True,
 ) -> CheckResult:
-    """`judge_views` on one reading of every view."""
+    """`judge_views` on one reading of every view. With `look_again`, views that gain samples
+    on parts placed by the other views' angles (`_second_look`) are judged again with them."""
     model = puzzle_model(puzzle)
     views = tuple(views)
     intrinsics = [view.intrinsics for view in views]
@@ -720,6 +776,13 @@ def _judge(
     start = time.perf_counter()
     fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
     timings["fuse_and_judge"] = _ms(start)
+    if look_again:
+        start = time.perf_counter()
+        again = _second_look(model, views, usable, fusion)
+        if again is not None:
+            result = _judge(again, puzzle, scheme, classify, world_from_camera, look_again=False)
+            result.timings_ms["fuse_and_judge"] += timings["fuse_and_judge"] + _ms(start)
+            return result
     verdict = fusion.verdict
     reasons.extend(fusion.reasons)
     reasons.extend(verdict.reasons)

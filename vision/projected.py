@@ -367,8 +367,12 @@ def project_facelets(
     model: PuzzleModel,
     intrinsics: Intrinsics,
     missing: tuple[int, ...] = (),
+    placed_elsewhere: frozenset[tuple[int, int]] = frozenset(),
 ) -> tuple[ProjectedFacelet, ...]:
-    """Samples of the visible model facelets no detection was placed on (the fit's frame)."""
+    """Samples of the visible model facelets no detection was placed on (the fit's frame).
+
+    `placed_elsewhere`: (axis, part) whose angle the other views measured (`second_look`):
+    sampled without stickers of their own to show the fit is tight there."""
     if not fit.found or fit.active_axis < 0:
         return ()
     # The fit's active axis is rendered with its parts' angles, the others in line. If a layer
@@ -407,6 +411,9 @@ def project_facelets(
     placed_detections = np.nonzero(fit.assignment >= 0)[0]
     placed = {int(fit.assignment[d]) for d in placed_detections}
     tight = _tight_parts(detected, fit, model, cells, render_axis)
+    for axis_index, part in placed_elsewhere:
+        if axis_index == render_axis:
+            tight[part] = True
     parts = model.axes[render_axis].facelet_part
     candidates = [
         facelet

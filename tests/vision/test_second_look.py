@@ -1,0 +1,130 @@
+"""Second look (`judgecam.vision.second_look`): a part one view could not measure is placed
+there with the angle the other views measured, and its facelets are sampled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from judgecam.vision.evaluate import intrinsics_from_truth, truth_alignment
+from judgecam.vision.fuse import FusedPair
+from judgecam.vision.geometry import GeometryFit, PartAngle
+from judgecam.vision.model import puzzle_model, rotation_about
+from judgecam.vision.pipeline import analyse_view, judge_views
+from judgecam.vision.second_look import borrowed_angles
+
+
+def _fit(puzzle: str, angles: dict[tuple[int, int], float | None]) -> GeometryFit:
+    """A found fit whose parts are in line except `angles` ((axis, part) -> degrees, or None
+    for a part this view did not measure)."""
+    model = puzzle_model(puzzle)
+    part_angles = tuple(
+        tuple(
+            None
+            if angles.get((a, p), 0.0) is None
+            else PartAngle(float(angles.get((a, p), 0.0) or 0.0), 0.3, 4)
+            for p in range(len(axis.part_names))
+        )
+        for a, axis in enumerate(model.axes)
+    )
+    return GeometryFit(
+        True,
+        np.zeros(3),
+        np.array([0.0, 0.0, 300.0]),
+        np.zeros(0, np.int64),
+        part_angles,
+        (),
+        0,
+        0.5,
+        1.0,
+        1.0,
+        (),
+    )
+
+
+def _angle(fit: GeometryFit, axis: int, part: int) -> float | None:
+    value = fit.part_angles[axis][part]
+    return None if value is None else value.angle_deg
+
+
+def test_an_unmeasured_layer_takes_the_fused_angle_chained_along_its_axis() -> None:
+    model = puzzle_model("333")
+    # x: L measured at 1 degree, M and R not measured here; the other views measured L|M at
+    # 0.5 and M|R at -30 (R turned).
+    fit = _fit("333", {(0, 0): 1.0, (0, 1): None, (0, 2): None})
+    pairs = [FusedPair("x", (0, 1), 0.5, 1.0, 1), FusedPair("x", (1, 2), -30.0, 1.5, 1)]
+    result = borrowed_angles(model, fit, np.eye(3), pairs)
+    assert result is not None
+    placed_fit, placed = result
+    assert placed == {(0, 1), (0, 2)}
+    assert _angle(placed_fit, 0, 1) == 1.5
+    assert _angle(placed_fit, 0, 2) == -28.5
+    # The measured parts keep their own angles.
+    assert _angle(placed_fit, 0, 0) == 1.0 and _angle(placed_fit, 1, 2) == 0.0
+
+
+def test_a_view_turned_round_reads_the_pair_from_the_other_end() -> None:
+    model = puzzle_model("333")
+    # This view's model frame is the fused frame turned half round y: its x runs the other way,
+    # so its parts (L, M) are the fused (M, R) and the relative angle keeps its sign.
+    half_turn = rotation_about(np.array([0.0, 1.0, 0.0]), 180.0)
+    fit = _fit("333", {(0, 0): None, (0, 1): 2.0, (0, 2): None})
+    pairs = [FusedPair("x", (1, 2), 20.0, 1.0, 1)]
+    result = borrowed_angles(model, fit, half_turn, pairs)
+    assert result is not None
+    placed_fit, placed = result
+    assert placed == {(0, 0)}
+    assert _angle(placed_fit, 0, 0) == -18.0  # L = M - (angle of M relative to L)
+    assert _angle(placed_fit, 0, 2) is None  # fused L|M was not measured by anyone
+
+
+def test_nothing_is_borrowed_from_pairs_the_views_disagree_on_or_nobody_measured() -> None:
+    model = puzzle_model("222")
+    fit = _fit("222", {(1, 0): None})
+    assert borrowed_angles(model, fit, np.eye(3), []) is None
+    disputed = [FusedPair("y", (0, 1), 10.0, 1.0, 2, consistent=False)]
+    assert borrowed_angles(model, fit, np.eye(3), disputed) is None
+
+
+def test_a_layer_only_one_camera_measures_is_read_in_the_other_too(corpus_dir: Path) -> None:
+    """c0099: a 2x2x2 with its right half turned 43.6 degrees; cam1 outlines none of the turned
+    half's stickers (dark red, in shade), cam0 measures the pair. The second look samples the
+    turned half's facelets in cam1, and they read their true colours."""
+    truth = json.loads((corpus_dir / "c0099.json").read_text(encoding="utf-8"))
+    model = puzzle_model("222")
+    views = [
+        analyse_view(
+            cv2.imread(str(corpus_dir / view["image"])),
+            model,
+            intrinsics_from_truth(view),
+            view["image"],
+        )
+        for view in truth["views"]
+    ]
+    poses = [np.asarray(view["world_from_camera"]) for view in truth["views"]]
+    result = judge_views(views, "222", None, None, poses)
+    assert result.fusion is not None
+    before = {sample.facelet for sample in views[1].projected}
+    after = {sample.facelet for sample in result.views[1].projected}
+    added = after - before
+    assert len(added) >= 2
+    assert any("placed by the other views' angles" in note for note in result.views[1].notes)
+    alignment = truth_alignment(result, truth, model)
+    assert alignment is not None
+    permutation = alignment[1]
+    view_permutation = result.fusion.permutations[1]
+    assert view_permutation is not None
+    labels = result.fusion.observation.facelets
+    colours = truth["state_colors"]
+    # The partition of colours agrees with the truth wherever the added facelets are read.
+    read = [int(view_permutation[facelet]) for facelet in added]
+    assert all(labels[facelet] not in ("unknown", "missing") for facelet in read)
+    for first in read:
+        for second in range(model.facelet_count):
+            if labels[first] in ("unknown", "missing") or labels[second] in ("unknown", "missing"):
+                continue
+            same_truth = colours[int(permutation[first])] == colours[int(permutation[second])]
+            assert (labels[first] == labels[second]) == same_truth, (first, second)
