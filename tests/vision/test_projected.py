@@ -3,6 +3,7 @@ fusion treats such samples where views disagree."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import cv2
@@ -11,7 +12,7 @@ import pytest
 
 from judgecam.vision.camera import Intrinsics
 from judgecam.vision.fuse import _consistent
-from judgecam.vision.geometry import GeometryFit, PartAngle
+from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import ViewResult, analyse_view
 from judgecam.vision.projected import (
@@ -177,52 +178,28 @@ def test_fusion_leaves_real_disagreements_unseen() -> None:
     assert _consistent([white, yellow]) is None
 
 
-def _fit_with(puzzle: str, active: int, angles: dict[tuple[int, int], float | None]) -> GeometryFit:
-    """A found fit whose parts are in line except `angles` ((axis, part) -> degrees or None
-    for an unmeasured part); only what `_unrenderable_facelets` reads is meaningful."""
-    model = puzzle_model(puzzle)
-    part_angles = tuple(
-        tuple(
-            None
-            if angles.get((a, p), 0.0) is None
-            else PartAngle(float(angles.get((a, p), 0.0) or 0.0), 0.3, 4)
-            for p in range(len(axis.part_names))
-        )
-        for a, axis in enumerate(model.axes)
-    )
-    return GeometryFit(
-        True,
-        np.zeros(3),
-        np.array([0.0, 0.0, 300.0]),
-        np.zeros(0, np.int64),
-        part_angles,
-        (),
-        active,
-        0.5,
-        1.0,
-        1.0,
-        (),
-    )
-
-
-def test_an_unmeasured_layer_of_another_axis_is_in_line_when_the_active_axis_is_turned() -> None:
+def test_an_unmeasured_layer_of_another_axis_is_in_line_when_the_active_axis_is_turned(
+    fit_with: Callable[..., GeometryFit],
+) -> None:
     model = puzzle_model("333")
     # U turned 20 degrees on y; x's M slice unmeasured: it cannot stand askew across a turned U.
-    fit = _fit_with("333", 1, {(1, 2): 20.0, (0, 1): None})
+    fit = fit_with("333", 1, {(1, 2): 20.0, (0, 1): None})
     assert _unrenderable_facelets(fit, model, 1) == set()
     # With y in line, the unmeasured M may be turned: y cannot be rendered, x can (M swept).
-    in_line = _fit_with("333", 1, {(0, 1): None})
+    in_line = fit_with("333", 1, {(0, 1): None})
     assert _unrenderable_facelets(in_line, model, 1) is None
     assert _unrenderable_facelets(in_line, model, 0) == set()
     # A turned layer of another axis (beyond a few degrees) is not the rendered puzzle.
-    crossing = _fit_with("333", 1, {(1, 2): 20.0, (0, 0): 15.0})
+    crossing = fit_with("333", 1, {(1, 2): 20.0, (0, 0): 15.0})
     assert _unrenderable_facelets(crossing, model, 1) is None
 
 
-def test_a_free_pyraminx_tip_of_another_axis_only_loses_its_own_facelets() -> None:
+def test_a_free_pyraminx_tip_of_another_axis_only_loses_its_own_facelets(
+    fit_with: Callable[..., GeometryFit],
+) -> None:
     model = puzzle_model("pyram")
     tip = model.axes[2].part_names.index("tip")
-    fit = _fit_with("pyram", 0, {(2, tip): 40.0})
+    fit = fit_with("pyram", 0, {(2, tip): 40.0})
     excluded = _unrenderable_facelets(fit, model, 0)
     expected = set(np.nonzero(model.axes[2].facelet_part == tip)[0].tolist())
     assert excluded == expected and len(expected) == 3

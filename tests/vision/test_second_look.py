@@ -4,6 +4,7 @@ there with the angle the other views measured, and its facelets are sampled."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import cv2
@@ -11,38 +12,10 @@ import numpy as np
 
 from judgecam.vision.evaluate import intrinsics_from_truth, truth_alignment
 from judgecam.vision.fuse import FusedPair
-from judgecam.vision.geometry import GeometryFit, PartAngle
+from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import puzzle_model, rotation_about
 from judgecam.vision.pipeline import analyse_view, judge_views
 from judgecam.vision.second_look import borrowed_angles
-
-
-def _fit(puzzle: str, angles: dict[tuple[int, int], float | None]) -> GeometryFit:
-    """A found fit whose parts are in line except `angles` ((axis, part) -> degrees, or None
-    for a part this view did not measure)."""
-    model = puzzle_model(puzzle)
-    part_angles = tuple(
-        tuple(
-            None
-            if angles.get((a, p), 0.0) is None
-            else PartAngle(float(angles.get((a, p), 0.0) or 0.0), 0.3, 4)
-            for p in range(len(axis.part_names))
-        )
-        for a, axis in enumerate(model.axes)
-    )
-    return GeometryFit(
-        True,
-        np.zeros(3),
-        np.array([0.0, 0.0, 300.0]),
-        np.zeros(0, np.int64),
-        part_angles,
-        (),
-        0,
-        0.5,
-        1.0,
-        1.0,
-        (),
-    )
 
 
 def _angle(fit: GeometryFit, axis: int, part: int) -> float | None:
@@ -50,11 +23,13 @@ def _angle(fit: GeometryFit, axis: int, part: int) -> float | None:
     return None if value is None else value.angle_deg
 
 
-def test_an_unmeasured_layer_takes_the_fused_angle_chained_along_its_axis() -> None:
+def test_an_unmeasured_layer_takes_the_fused_angle_chained_along_its_axis(
+    fit_with: Callable[..., GeometryFit],
+) -> None:
     model = puzzle_model("333")
     # x: L measured at 1 degree, M and R not measured here; the other views measured L|M at
     # 0.5 and M|R at -30 (R turned).
-    fit = _fit("333", {(0, 0): 1.0, (0, 1): None, (0, 2): None})
+    fit = fit_with("333", 0, {(0, 0): 1.0, (0, 1): None, (0, 2): None})
     pairs = [FusedPair("x", (0, 1), 0.5, 1.0, 1), FusedPair("x", (1, 2), -30.0, 1.5, 1)]
     result = borrowed_angles(model, fit, np.eye(3), pairs)
     assert result is not None
@@ -66,12 +41,14 @@ def test_an_unmeasured_layer_takes_the_fused_angle_chained_along_its_axis() -> N
     assert _angle(placed_fit, 0, 0) == 1.0 and _angle(placed_fit, 1, 2) == 0.0
 
 
-def test_a_view_turned_round_reads_the_pair_from_the_other_end() -> None:
+def test_a_view_turned_round_reads_the_pair_from_the_other_end(
+    fit_with: Callable[..., GeometryFit],
+) -> None:
     model = puzzle_model("333")
     # This view's model frame is the fused frame turned half round y: its x runs the other way,
     # so its parts (L, M) are the fused (M, R) and the relative angle keeps its sign.
     half_turn = rotation_about(np.array([0.0, 1.0, 0.0]), 180.0)
-    fit = _fit("333", {(0, 0): None, (0, 1): 2.0, (0, 2): None})
+    fit = fit_with("333", 0, {(0, 0): None, (0, 1): 2.0, (0, 2): None})
     pairs = [FusedPair("x", (1, 2), 20.0, 1.0, 1)]
     result = borrowed_angles(model, fit, half_turn, pairs)
     assert result is not None
@@ -81,9 +58,11 @@ def test_a_view_turned_round_reads_the_pair_from_the_other_end() -> None:
     assert _angle(placed_fit, 0, 2) is None  # fused L|M was not measured by anyone
 
 
-def test_nothing_is_borrowed_from_pairs_the_views_disagree_on_or_nobody_measured() -> None:
+def test_nothing_is_borrowed_from_pairs_the_views_disagree_on_or_nobody_measured(
+    fit_with: Callable[..., GeometryFit],
+) -> None:
     model = puzzle_model("222")
-    fit = _fit("222", {(1, 0): None})
+    fit = fit_with("222", 0, {(1, 0): None})
     assert borrowed_angles(model, fit, np.eye(3), []) is None
     disputed = [FusedPair("y", (0, 1), 10.0, 1.0, 2, consistent=False)]
     assert borrowed_angles(model, fit, np.eye(3), disputed) is None
