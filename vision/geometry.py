@@ -86,7 +86,7 @@ class GeometryFit:
     pairs: tuple[PairAngle, ...]
     active_axis: int  # axis whose part rotations were used for the assignment
     reprojection_px: float  # median per-facelet RMS corner residual of the final fit
-    inlier_fraction: float  # matched detections / detections
+    inlier_fraction: float  # matched detections / detections on the puzzle or of its size
     confidence: float
     problems: tuple[str, ...]
 
@@ -892,16 +892,15 @@ def fit_geometry(
                 problem, reference_rotation, tvec, axis_index, pool, sweeps=1
             )[0]
 
-    rms = _rms(
-        problem, rotation, tvec, _turned_corners(problem, part_angles, active_axis), assignment
-    )
+    turned = _turned_corners(problem, part_angles, active_axis)
+    rms = _rms(problem, rotation, tvec, turned, assignment)
     assignment = _drop_doubtful_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment
     )
     detections = np.nonzero(assignment >= 0)[0]
     full_assignment = np.full(count, -1, np.int64)
     full_assignment[usable] = assignment
-    inlier_fraction = len(detections) / count
+    inlier_fraction = _inlier_fraction(problem, rotation, tvec, turned, assignment)
     found = len(detections) >= MIN_INLIERS
     confidence = float(
         np.clip(inlier_fraction, 0, 1)
@@ -994,6 +993,38 @@ def _rms(
     residuals = _best_rolls(projected, problem.corners[detections]) - projected
     per_detection = np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
     return float(np.median(per_detection))
+
+
+def _inlier_fraction(
+    problem: _Problem,
+    rotation: FloatArray,
+    tvec: FloatArray,
+    turned: FloatArray,
+    assignment: NDArray[np.int64],
+) -> float:
+    """Matched detections / detections that a right fit should have explained.
+
+    An unmatched patch counts against the fit if it lies on the fitted puzzle's outline or is
+    the size of the matched stickers. Clutter at a station (a robot holding the cube, a timer,
+    a mat's pattern) has sticker-like patches beside the puzzle, of other sizes, that no fit
+    should explain.
+    """
+    matched = assignment >= 0
+    if not np.any(matched):
+        return 0.0
+    sticker = float(np.median(problem.sizes[matched]))
+    low, high = SIZE_RATIO_RANGE
+    sized = (problem.sizes > low * sticker) & (problem.sizes < high * sticker)
+    pixels = project(turned.reshape(-1, 3), rotation, tvec, problem.matrix)
+    outline = cv2.convexHull(pixels.astype(np.float32))
+    on_puzzle = np.array(
+        [
+            cv2.pointPolygonTest(outline, (float(x), float(y)), False) >= 0
+            for x, y in problem.centers
+        ],
+        dtype=bool,
+    )
+    return float(np.sum(matched) / np.sum(matched | sized | on_puzzle))
 
 
 def _turned_corners(

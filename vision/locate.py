@@ -13,7 +13,7 @@ A learned detector can replace `find_puzzles` as long as it returns a `PuzzleSea
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
@@ -111,6 +111,27 @@ def _region(patches: tuple[Patch, ...], shape: tuple[int, int]) -> PuzzleRegion:
         touches_border=touches,
         confidence=confidence,
     )
+
+
+#: A region whose area-weighted sticker size is this many times its median one holds patches of
+#: two scales: small clutter linked to a puzzle seen close up (a cube held in a robot).
+SCALE_MISMATCH = 1.3
+
+
+def close_up_region(region: PuzzleRegion) -> PuzzleRegion | None:
+    """The region again with the sticker size its largest patches show, if that differs.
+
+    The median patch size is the right scale when most linked patches are the puzzle's; beside
+    a puzzle seen close up, many small clutter patches pull the median down until stage 2 keeps
+    no sticker of the puzzle. The area-weighted median is the size of the patches that cover
+    most of the region. None when the two agree.
+    """
+    sizes = np.sort(np.array([patch.size for patch in region.patches]))
+    cumulative = np.cumsum(sizes**2)
+    weighted = float(sizes[int(np.searchsorted(cumulative, 0.5 * cumulative[-1]))])
+    if weighted < SCALE_MISMATCH * region.sticker_px:
+        return None
+    return replace(region, sticker_px=weighted)
 
 
 def find_puzzles(image: NDArray[np.uint8], *, sides: int = 4) -> PuzzleSearch:

@@ -22,7 +22,13 @@ from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
 from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.glare import glare_decides, mixed_colors
-from judgecam.vision.locate import PuzzleRegion, PuzzleSearch, edge_width, find_puzzles
+from judgecam.vision.locate import (
+    PuzzleRegion,
+    PuzzleSearch,
+    close_up_region,
+    edge_width,
+    find_puzzles,
+)
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
@@ -232,7 +238,8 @@ def _own_facelets(
 
 
 #: A fit whose corner reprojection error (median RMS) exceeds this fraction of a sticker, or that
-#: places fewer than MIN_FIT_INLIERS of the patches, is too loose to read facelets from.
+#: places fewer than MIN_FIT_INLIERS of the patches on it or of its stickers' size
+#: (`GeometryFit.inlier_fraction`), is too loose to read facelets from.
 MAX_FIT_ERROR = 0.1
 MIN_FIT_INLIERS = 0.6
 
@@ -444,6 +451,16 @@ def analyse_view(
         start = time.perf_counter()
         fit = fit_geometry(segmentation.facelets, model, intrinsics)
         timings["geometry"] += _ms(start)
+        close_up = close_up_region(region)
+        if close_up is not None and (not fit.found or _loose_fit(fit, segmentation)):
+            start = time.perf_counter()
+            second = segment_facelets(image, close_up, sides=sides)
+            timings["segment"] += _ms(start)
+            start = time.perf_counter()
+            second_fit = fit_geometry(second.facelets, model, intrinsics)
+            timings["geometry"] += _ms(start)
+            if second_fit.found and (not fit.found or not _loose_fit(second_fit, second)):
+                segmentation, fit = second, second_fit
         if not fit.found:
             continue
         if best is None:

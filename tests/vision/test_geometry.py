@@ -18,7 +18,7 @@ from judgecam.vision.geometry import (
 )
 from judgecam.vision.locate import find_puzzles
 from judgecam.vision.model import puzzle_model, rotation_about
-from judgecam.vision.segment import segment_facelets
+from judgecam.vision.segment import Facelet, segment_facelets
 from judgecam.vision.synthetic import Turn, render_view, solved_colors
 
 
@@ -154,3 +154,34 @@ def test_the_reference_part_stays_within_half_a_step_of_the_body() -> None:
     assignment = np.array([-1], dtype=np.int64)
     reference, _ = _reference(problem, 1, angles, assignment)  # type: ignore[arg-type]
     assert reference == pytest.approx(-22.5)
+
+
+def _square_facelet(center: tuple[float, float], size: float) -> Facelet:
+    x, y = center
+    half = size / 2.0
+    corners = np.array(
+        [[x - half, y - half], [x + half, y - half], [x + half, y + half], [x - half, y + half]]
+    )
+    return Facelet(corners, np.array([200.0, 200.0, 200.0]), 1.0, int(size * size), 1.0)
+
+
+def test_clutter_of_another_size_does_not_count_against_the_fit() -> None:
+    """A robot or a timer beside the puzzle has sticker-like patches of other sizes: they must
+    not make a good fit look loose (real photos in `test_real_photos.py`); unexplained patches
+    of the stickers' own size still do."""
+    model = puzzle_model("333")
+    view = render_view(model, solved_colors(model), (210.0, 190.0, 230.0), seed=3)
+    segmentation = segment_facelets(view.image, find_puzzles(view.image).candidates[0])
+    intrinsics = Intrinsics(view.camera_matrix, np.zeros(5))
+    clean = fit_geometry(segmentation.facelets, model, intrinsics)
+    sticker = float(np.median([f.size_px for f in segmentation.facelets]))
+    corners = [(30.0 + 40.0 * k, 30.0) for k in range(8)]  # far from the puzzle, top left
+    small = tuple(_square_facelet(c, 0.3 * sticker) for c in corners)
+    cluttered = fit_geometry(segmentation.facelets + small, model, intrinsics)
+    assert cluttered.found and clean.found
+    assert cluttered.inlier_fraction == pytest.approx(clean.inlier_fraction)
+    assert np.array_equal(cluttered.assignment[: len(segmentation.facelets)], clean.assignment)
+    spaced = [(60.0 + 1.5 * sticker * k, 60.0) for k in range(8)]
+    alike = tuple(_square_facelet(c, sticker) for c in spaced)
+    unexplained = fit_geometry(segmentation.facelets + alike, model, intrinsics)
+    assert unexplained.inlier_fraction < 0.8 * clean.inlier_fraction
