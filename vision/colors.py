@@ -159,7 +159,9 @@ def classify_colors(
         return usual
     other = _relit_labelling(model, facelets, gains, puzzle, scheme)
     if other.labels == usual.labels:
-        return usual
+        # The same answer: keep the one read with the face lights divided out (a rival the
+        # light explains away is no doubt), unless the first labelling had its lights too.
+        return usual if lights is not None else other
     costs = [
         lit_labelling_cost(model.face_of_facelet, facelets, result.labels, MIN_NOISE_DELTA_E)
         for result in (usual, other)
