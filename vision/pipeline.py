@@ -137,10 +137,11 @@ MAX_ODD_FACELETS = 8
 def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
     """A reason for review if reading one facelet as unseen would change the verdict.
 
-    One facelet placed wrong (a sticker half hidden under a turned layer, a reflection) can make
-    a solved puzzle look two moves away. The facelets that differ from their face's most common
-    colour are the ones that could; if the verdict does not survive leaving any one of them
-    unseen, a single reading decides it, which a judge must confirm.
+    One facelet placed or read wrong (a sticker half hidden under a turned layer, a reflection,
+    red read for orange) can make a solved puzzle look two moves away. The facelets no other
+    facelet of their face confirms are the ones that could: those that differ from their
+    face's most common colour, and the only one seen on a face. If the verdict does not survive
+    leaving any one of them unseen, a single reading decides it, which a judge must confirm.
     """
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation
@@ -158,7 +159,7 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
             continue
         names, counts = np.unique([labels[i] for i in members], return_counts=True)
         common = names[int(np.argmax(counts))]
-        odd.extend(int(i) for i in members if labels[i] != common)
+        odd.extend(int(i) for i in members if labels[i] != common or len(members) == 1)
     if not odd or len(odd) > MAX_ODD_FACELETS:
         return None
     spec = get_puzzle(model.name)
@@ -772,20 +773,24 @@ def _judge(
             "no intrinsics given: assumed a Pi Camera Module 3 field of view (66 degrees)"
         )
     usable: list[ViewEvidence | None] = []
+    left_out = False
     for view in views:
         if not view.found or view.segmentation is None or view.fit is None:
             usable.append(None)
             continue
         loose = _loose_fit(view.fit, view.segmentation)
         if loose is not None:
-            # A loose fit may have read facelets at the wrong places: leave this view out.
+            # A loose fit may have read facelets at the wrong places: leave this view out. What
+            # that camera saw (glare on a face, a turned layer) is then checked by no one, so
+            # the other views' verdict goes to a judge, like any other view's problem.
             reasons.append(f"{view.name}: {loose}; view left out")
             usable.append(None)
+            left_out = True
             continue
         usable.append(
             ViewEvidence(view.segmentation.facelets, view.fit, view.missing, view.projected)
         )
-    hard_problem = any(view.problems for view in views)
+    hard_problem = left_out or any(view.problems for view in views)
     if not any(usable):
         return CheckResult(
             puzzle, "review", None, tuple(dict.fromkeys(reasons)), views, None, timings

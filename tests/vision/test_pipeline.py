@@ -158,3 +158,57 @@ def test_a_timer_beside_the_cube_is_not_a_second_puzzle() -> None:
     assert score.placed >= 15
     assert score.placed_right == score.placed
     assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.0
+
+
+def test_a_view_left_out_as_a_loose_fit_sends_the_verdict_to_a_judge(
+    corpus_dir, monkeypatch
+) -> None:
+    """c0008 (a DNF): its first camera alone reads DNF. When the second camera's fit is loose,
+    what that camera saw is checked by no one (at half resolution, c0006's glare-free camera
+    was left out and the other one's glare read a solved cube as DNF): review, with why."""
+    import json
+
+    from judgecam.vision import pipeline
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / "c0008.json").read_text(encoding="utf-8"))
+    views = [
+        analyse_view(
+            cv2.imread(str(corpus_dir / view["image"])),
+            puzzle_model("333"),
+            intrinsics_from_truth(view),
+            view["image"],
+        )
+        for view in truth["views"]
+    ]
+    assert pipeline.judge_views(views[:1], "333").verdict == "DNF"
+    loose = pipeline._loose_fit
+    monkeypatch.setattr(
+        pipeline,
+        "_loose_fit",
+        lambda fit, segmentation: (
+            "the puzzle fits loosely (test)"
+            if segmentation is views[1].segmentation
+            else loose(fit, segmentation)
+        ),
+    )
+    both = pipeline.judge_views(views, "333")
+    assert both.verdict == "review"
+    assert any("view left out" in reason for reason in both.reasons)
+
+
+def test_the_only_facelet_seen_on_a_face_can_decide_the_verdict() -> None:
+    """c0132 at 1.5x the corpus's resolution: a solved cube whose L face showed one facelet,
+    orange read as red (0.91), next to the one red facelet seen on R: DNF on that reading
+    alone. A facelet no other facelet of its face confirms is tried as unseen too."""
+    from judgecam.puzzle.observation import UNKNOWN
+    from judgecam.vision.pipeline import _decisive_facelet
+
+    colors = get_puzzle("333").solved_state().colors
+    seen = {*range(9), 9, 18, 19, 20, 44, 45, 46, 47, 51, 53}
+    labels = [color if index in seen else UNKNOWN for index, color in enumerate(colors)]
+    labels[44] = colors[9]  # the L facelet read as R's colour
+    fusion = _fusion(tuple(labels))
+    assert fusion.verdict.verdict == "DNF"
+    reason = _decisive_facelet(puzzle_model("333"), fusion)
+    assert reason is not None and reason.startswith("one facelet decides the verdict")
