@@ -7,10 +7,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from judgecam.vision.camera import Intrinsics
+from judgecam.vision.camera import Intrinsics, rotation_matrix
 from judgecam.vision.fuse import _map_pair, stated_uncertainty
 from judgecam.vision.geometry import (
     PartAngle,
+    _drop_unmeasured_placements,
     _pairs,
     _reference,
     _snap_pairs_consistently,
@@ -19,7 +20,7 @@ from judgecam.vision.geometry import (
 from judgecam.vision.locate import find_puzzles
 from judgecam.vision.model import puzzle_model, rotation_about
 from judgecam.vision.segment import Facelet, segment_facelets
-from judgecam.vision.synthetic import Turn, render_view, solved_colors
+from judgecam.vision.synthetic import Turn, look_at, render_view, solved_colors
 
 
 def _truth_alignment(model, fit, facelets, view):
@@ -185,3 +186,38 @@ def test_clutter_of_another_size_does_not_count_against_the_fit() -> None:
     alike = tuple(_square_facelet(c, sticker) for c in spaced)
     unexplained = fit_geometry(segmentation.facelets + alike, model, intrinsics)
     assert unexplained.inlier_fraction < 0.8 * clean.inlier_fraction
+
+
+def test_a_clearly_shown_part_that_mostly_does_not_match_places_none_of_its_stickers() -> None:
+    """c0046 at 0.75x: a layer turned 43 degrees, unmeasured in one view, whose one outlined
+    sticker matched the aligned layer's cell and read yellow where the cell is blue (a +2 read
+    DNF). A part that shows clearly but mostly does not match may be turned: none of its
+    stickers is placed. A part that shows little keeps what matched."""
+    model = puzzle_model("333")
+    eye = np.array([210.0, 190.0, 230.0])
+    rvec, tvec = look_at(eye, np.zeros(3), np.array([0.0, 1.0, 0.0]))
+    problem = SimpleNamespace(model=model)
+    rotation = rotation_matrix(rvec)
+    measured = [PartAngle(0.0, 0.3, 8), PartAngle(0.2, 0.3, 8), PartAngle(-0.1, 0.3, 8)]
+    y_axis = model.axes[1]
+    up = y_axis.part_names.index("U")
+    top = np.nonzero((y_axis.facelet_part == up) & (model.facelet_face == 0))[0]
+    others = np.nonzero(y_axis.facelet_part != up)[0][:3]
+    assignment = np.concatenate([top[:1], others, [-1]]).astype(np.int64)
+    unmeasured_top: list[PartAngle | None] = [*measured]
+    unmeasured_top[up] = None
+    x_active = 0
+    angles = [measured, unmeasured_top, measured]
+    dropped = _drop_unmeasured_placements(problem, rotation, tvec, x_active, angles, assignment)
+    np.testing.assert_array_equal(dropped[:1], [-1])  # 1 of its ~15 clear cells matched
+    np.testing.assert_array_equal(dropped[1:], assignment[1:])
+    kept = _drop_unmeasured_placements(
+        problem, rotation, tvec, x_active, [measured, measured, measured], assignment
+    )
+    np.testing.assert_array_equal(kept, assignment)
+    # Most of the part's clear cells matched: its stickers stay placed even unmeasured.
+    covered = np.nonzero(y_axis.facelet_part == up)[0]
+    mostly = np.concatenate([covered, others]).astype(np.int64)
+    assert np.array_equal(
+        _drop_unmeasured_placements(problem, rotation, tvec, x_active, angles, mostly), mostly
+    )
