@@ -82,49 +82,48 @@ def _refine_corners(
     """Intersect straight lines fitted to the outline points nearest each polygon side."""
     sides = len(polygon)
     starts = polygon.astype(np.float64)
-    vectors = np.roll(starts, -1, axis=0) - starts
-    lengths = np.linalg.norm(vectors, axis=1)
-    if np.any(lengths < 2):
+    following = np.arange(1, sides + 1) % sides
+    vectors = starts[following] - starts
+    lengths = np.sqrt(vectors[:, 0] * vectors[:, 0] + vectors[:, 1] * vectors[:, 1])
+    if lengths.min() < 2:
         return starts
     points = outline.astype(np.float64)
-    # Position along and distance from every side's line, for every outline point.
-    directions = vectors / lengths[:, None]
-    relative = points[:, None, :] - starts[None, :, :]
-    along = np.einsum("nkd,kd->nk", relative, directions) / lengths[None, :]
-    across = np.abs(
-        relative[..., 0] * directions[None, :, 1] - relative[..., 1] * directions[None, :, 0]
-    )
-    outside = np.clip(-along, 0, None) + np.clip(along - 1, 0, None)
-    owner = np.argmin(across + outside * lengths[None, :], axis=1)
-    centres = np.zeros((sides, 2))
-    directions_fit = np.zeros((sides, 2))
-    for side in range(sides):
-        # Ignore points near the corners, where rounded sticker corners bend the outline.
-        chosen = (owner == side) & (along[:, side] > 0.15) & (along[:, side] < 0.85)
-        if int(chosen.sum()) < 4:
-            return starts
-        selected = points[chosen]
-        centre = selected.mean(axis=0)
-        dx, dy = (selected - centre).T
-        # Total least squares line: the principal direction of the points (closed form).
-        angle = 0.5 * np.arctan2(2.0 * float(dx @ dy), float(dx @ dx) - float(dy @ dy))
-        centres[side] = centre
-        directions_fit[side] = (np.cos(angle), np.sin(angle))
+    # Position along and distance from every side's line, for every outline point (one
+    # coordinate at a time: contiguous (n, K) arrays instead of strided (n, K, 2) ones).
+    direction_x, direction_y = vectors[:, 0] / lengths, vectors[:, 1] / lengths
+    relative_x = points[:, :1] - starts[:, 0]
+    relative_y = points[:, 1:] - starts[:, 1]
+    along = (relative_x * direction_x + relative_y * direction_y) / lengths
+    across = np.abs(relative_x * direction_y - relative_y * direction_x)
+    outside = np.maximum(-along, 0.0) + np.maximum(along - 1, 0.0)
+    owner = np.argmin(across + outside * lengths, axis=1)
+    # Ignore points near the corners, where rounded sticker corners bend the outline.
+    chosen = (owner[:, None] == np.arange(sides)) & (along > 0.15) & (along < 0.85)
+    if chosen.sum(axis=0).min() < 4:
+        return starts
+    lines = [_side_line(points[chosen[:, side]]) for side in range(sides)]
     corners = []
     for side in range(sides):
-        p1, d1 = centres[side - 1], directions_fit[side - 1]
-        p2, d2 = centres[side], directions_fit[side]
-        determinant = d1[0] * (-d2[1]) - d1[1] * (-d2[0])
+        (x1, y1, u1, v1), (x2, y2, u2, v2) = lines[side - 1], lines[side]
+        determinant = u1 * (-v2) - v1 * (-u2)
         if abs(determinant) < 1e-6:
             return starts
-        offset = p2 - p1
-        s = (offset[0] * (-d2[1]) - offset[1] * (-d2[0])) / determinant
-        corners.append(p1 + s * d1)
+        s = ((x2 - x1) * (-v2) - (y2 - y1) * (-u2)) / determinant
+        corners.append((x1 + s * u1, y1 + s * v1))
     refined = np.array(corners, dtype=np.float64)
     # The refined corners must stay close to the rough ones; otherwise keep the rough ones.
     if np.abs(refined - starts).max() > 0.25 * lengths.min():
         return starts
     return refined
+
+
+def _side_line(selected: NDArray[np.float64]) -> tuple[float, float, float, float]:
+    """Centre (x, y) and unit direction (u, v) of the total least squares line through points:
+    the principal direction of the points (closed form)."""
+    centre = selected.mean(axis=0)
+    dx, dy = (selected - centre).T
+    angle = 0.5 * np.arctan2(2.0 * float(dx @ dy), float(dx @ dx) - float(dy @ dy))
+    return float(centre[0]), float(centre[1]), float(np.cos(angle)), float(np.sin(angle))
 
 
 def find_patches(
@@ -230,7 +229,8 @@ def _deduplicate(candidates: list[_Rough]) -> list[_Rough]:
     kept: list[int] = []
     for k in range(len(order)):
         if kept:
-            gaps = np.linalg.norm(centers[kept] - centers[k], axis=1)
+            offsets = centers[kept] - centers[k]
+            gaps = np.sqrt(offsets[:, 0] * offsets[:, 0] + offsets[:, 1] * offsets[:, 1])
             if np.any(gaps <= 0.35 * np.minimum(sizes[kept], sizes[k])):
                 continue
         kept.append(k)
@@ -260,7 +260,8 @@ def _rough_polygons(
         fill = area / polygon_area
         if not 0.8 <= fill <= 1.25:
             continue
-        edges = np.linalg.norm(np.roll(polygon, -1, axis=0) - polygon, axis=1)
+        sides_px = polygon[np.arange(1, sides + 1) % sides] - polygon
+        edges = np.sqrt(sides_px[:, 0] * sides_px[:, 0] + sides_px[:, 1] * sides_px[:, 1])
         if edges.min() < 0.2 * edges.max():
             continue
         outline = contour.reshape(-1, 2).astype(np.float32)
@@ -271,5 +272,6 @@ def _rough_polygons(
 def _clockwise(corners: NDArray[np.float64]) -> NDArray[np.float64]:
     """Corners ordered clockwise on screen (image y points down), starting anywhere."""
     x, y = corners[:, 0], corners[:, 1]
-    signed = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    following = np.arange(1, len(corners) + 1) % len(corners)
+    signed = float(np.sum(x * y[following] - x[following] * y))
     return corners if signed > 0 else corners[::-1].copy()

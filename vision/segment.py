@@ -77,6 +77,13 @@ def sample_color(
     return np.asarray(mean, np.float64).reshape(3), float(np.mean(lab_std)), count
 
 
+def _apart(patch: Patch, centers: NDArray[np.float64], sizes: NDArray[np.float64]) -> bool:
+    """Whether a patch's centre is more than 0.35 sizes (the smaller) from every other's."""
+    offsets = centers - patch.center
+    gaps = np.sqrt(offsets[:, 0] * offsets[:, 0] + offsets[:, 1] * offsets[:, 1])
+    return bool(np.all(gaps > 0.35 * np.minimum(patch.size, sizes)))
+
+
 def segment_facelets(
     image: NDArray[np.uint8], region: PuzzleRegion, *, sides: int = 4, method: str = "both"
 ) -> FaceletSegmentation:
@@ -104,12 +111,13 @@ def segment_facelets(
     ]
     # Stage 1 patches the local pass missed (its threshold window is tuned to the sticker size,
     # which can merge a sticker with a bright bevel) are kept as stage 1 outlined them.
+    centers = [patch.center for patch in kept]
+    sizes = [patch.size for patch in kept]
     for patch in region.patches:
-        if all(
-            np.linalg.norm(patch.center - other.center) > 0.35 * min(patch.size, other.size)
-            for other in kept
-        ):
+        if _apart(patch, np.array(centers).reshape(-1, 2), np.array(sizes)):
             kept.append(patch)
+            centers.append(patch.center)
+            sizes.append(patch.size)
     facelets = []
     for patch in kept:
         mean, spread, count = sample_color(image, patch.corners)
