@@ -152,7 +152,9 @@ def _match(
     distances = np.full(len(detected), np.inf)
     if len(predicted) == 0 or len(detected) == 0:
         return result, distances
-    gap = np.linalg.norm(detected[:, None, :] - predicted[None, :, :], axis=2)
+    along_x = detected[:, :1] - predicted[:, 0]
+    along_y = detected[:, 1:] - predicted[:, 1]
+    gap = np.sqrt(along_x * along_x + along_y * along_y)
     limit = tolerance * sizes[:, None]
     close = gap < limit
     if compatible is not None:
@@ -201,18 +203,22 @@ def _sticker_area(model: PuzzleModel, fraction: float) -> float:
 
 
 def _nearest_squared(
-    predicted: FloatArray, valid: NDArray[np.bool_], detected: FloatArray
+    predicted: FloatArray, valid: NDArray[np.bool_] | None, detected: FloatArray
 ) -> FloatArray:
-    """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2)."""
-    # Invalid predictions are moved infinitely far away, then the coordinates are differenced
-    # one at a time: (B, n, m) temporaries instead of (B, n, m, 2) and no einsum set-up.
-    hidden = np.where(valid, 0.0, np.inf)
-    along_x = predicted[:, None, :, 0] - detected[None, :, None, 0]
-    along_y = predicted[:, None, :, 1] - detected[None, :, None, 1]
+    """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2);
+    `valid` None: every prediction."""
+    # Invalid predictions are moved infinitely far away (before differencing: (B, m) values
+    # instead of (B, n, m)), then the coordinates are differenced one at a time: (B, n, m)
+    # temporaries instead of (B, n, m, 2) and no einsum set-up.
+    predicted_x, predicted_y = predicted[..., 0], predicted[..., 1]
+    if valid is not None:
+        predicted_x = np.where(valid, predicted_x, np.inf)
+        predicted_y = np.where(valid, predicted_y, np.inf)
+    along_x = predicted_x[:, None, :] - detected[None, :, None, 0]
+    along_y = predicted_y[:, None, :] - detected[None, :, None, 1]
     np.multiply(along_x, along_x, out=along_x)
     np.multiply(along_y, along_y, out=along_y)
     along_x += along_y
-    along_x += hidden[:, None, :]
     if along_x.shape[2] == 0:
         return np.full(along_x.shape[:2], np.inf)
     return np.asarray(along_x.min(axis=2), dtype=np.float64)
@@ -294,12 +300,18 @@ def _correspondences(
     model_centers: FloatArray,
     rotation: FloatArray,
     translation: FloatArray,
-    candidates: NDArray[np.int64],
+    candidates: NDArray[np.int64] | None = None,
     detections: NDArray[np.int64] | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """One-to-one (detection, model facelet) matches among candidate facelets and detections."""
-    facing = _facing(model_normals[candidates], model_centers[candidates], rotation, translation)
-    visible = candidates[facing]
+    """One-to-one (detection, model facelet) matches among candidate facelets (None: all) and
+    detections (None: all)."""
+    if candidates is None:
+        visible = np.flatnonzero(_facing(model_normals, model_centers, rotation, translation))
+    else:
+        facing = _facing(
+            model_normals[candidates], model_centers[candidates], rotation, translation
+        )
+        visible = candidates[facing]
     pool = np.arange(len(problem.centers)) if detections is None else detections
     predicted = project(model_centers[visible], rotation, translation, problem.matrix)
     expected = _expected_sizes(
@@ -347,9 +359,12 @@ def _pnp(
     model_corners: FloatArray,
     rvec: FloatArray,
     tvec: FloatArray,
+    rotation: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
-    """Refine a pose with every matched sticker corner (iterative PnP from the current pose)."""
-    rotation = rotation_matrix(rvec)
+    """Refine a pose with every matched sticker corner (iterative PnP from the current pose;
+    `rotation`: its matrix, if the caller has it)."""
+    if rotation is None:
+        rotation = rotation_matrix(rvec)
     object_points = model_corners[facelets].reshape(-1, 3)
     projected = project(model_corners[facelets], rotation, tvec, problem.matrix)
     image_points = _best_rolls(projected, problem.corners[detections]).reshape(-1, 2)
@@ -368,15 +383,16 @@ def _refine_body(
     problem: _Problem, rvec: FloatArray, tvec: FloatArray, rounds: int = 3
 ) -> tuple[FloatArray, FloatArray]:
     model = problem.model
-    all_facelets = np.arange(model.facelet_count, dtype=np.int64)
     for _ in range(rounds):
         rotation = rotation_matrix(rvec)
         detections, facelets = _correspondences(
-            problem, model.facelet_normals, model.facelet_centers, rotation, tvec, all_facelets
+            problem, model.facelet_normals, model.facelet_centers, rotation, tvec
         )
         if len(detections) < 2:
             break
-        rvec, tvec = _pnp(problem, detections, facelets, problem.model_corners, rvec, tvec)
+        rvec, tvec = _pnp(
+            problem, detections, facelets, problem.model_corners, rvec, tvec, rotation
+        )
     return rvec, tvec
 
 
@@ -452,7 +468,13 @@ def _same_pose(
         return False
     other = rotation_matrix(other_rvec)
     relative = rotation.T @ other
-    return any(np.abs(relative - symmetry).max() < 0.1 for symmetry in model.symmetries)
+    return bool(np.any(np.abs(relative - _stacked_symmetries(model)).max(axis=(1, 2)) < 0.1))
+
+
+@functools.cache
+def _stacked_symmetries(model: PuzzleModel) -> FloatArray:
+    """The puzzle's symmetries as one (S, 3, 3) array (a per-model constant)."""
+    return np.stack(model.symmetries)
 
 
 @functools.cache
@@ -477,21 +499,30 @@ def _part_facelets(model: PuzzleModel, axis_index: int) -> tuple[NDArray[np.int6
 
 
 def _turned_model(
-    model: PuzzleModel, axis_index: int, angles: Sequence[float]
+    model: PuzzleModel, axis_index: int, angles: Sequence[float], skip_part: int = -1
 ) -> tuple[FloatArray, FloatArray]:
-    """Facelet centres and normals with every part of one axis turned by its angle."""
+    """Facelet centres and normals with every part of one axis turned by its angle (but
+    `skip_part`, left as it is: for callers that only use the other parts' facelets)."""
     axis = model.axes[axis_index]
     centers = model.facelet_centers.copy()
     normals = model.facelet_normals.copy()
     part_facelets = _part_facelets(model, axis_index)
     for part, angle in enumerate(angles):
-        if angle == 0.0:
+        if angle == 0.0 or part == skip_part:
             continue
         selected = part_facelets[part]
         turn = rotation_about(axis.direction, angle)
         centers[selected] = centers[selected] @ turn.T
         normals[selected] = normals[selected] @ turn.T
     return centers, normals
+
+
+@functools.cache
+def _other_facelets(model: PuzzleModel, axis_index: int, part: int) -> NDArray[np.bool_]:
+    """Which facelets are not on one part of one axis (a per-model constant)."""
+    others = model.axes[axis_index].facelet_part != part
+    others.flags.writeable = False  # shared by every call: read only
+    return others
 
 
 @functools.cache
@@ -527,11 +558,11 @@ def _grid_search_part(
     explain: only its own facelets raise the score.
     """
     model = problem.model
-    mine = model.axes[axis_index].facelet_part == part
-    centers, normals = _turned_model(model, axis_index, angles)
-    others = ~mine
-    facing_others = _facing(normals[others], centers[others], rotation, translation)
-    fixed = project(centers[others][facing_others], rotation, translation, problem.matrix)
+    centers, normals = _turned_model(model, axis_index, angles, skip_part=part)
+    others = _other_facelets(model, axis_index, part)
+    centers = centers[others]
+    facing_others = _facing(normals[others], centers, rotation, translation)
+    fixed = project(centers[facing_others], rotation, translation, problem.matrix)
     grid, own_centers, own_normals = _part_on_grid(model, axis_index, part, grid_deg)
     facing = _facing(own_normals, own_centers, rotation, translation)
     if not np.any(facing):
@@ -539,7 +570,7 @@ def _grid_search_part(
     predicted = project(own_centers, rotation, translation, problem.matrix)
     # The other parts do not move over the grid: their nearest distances are computed once.
     detected = problem.centers[pool]
-    floor = _nearest_squared(fixed[None], np.ones((1, len(fixed)), bool), detected)[0]
+    floor = _nearest_squared(fixed[None], None, detected)[0]
     counts, residual = _nearest_counts(
         predicted, facing, detected, problem.sizes[pool], floor=floor
     )
@@ -554,18 +585,12 @@ def _match_axis(
     axis_index: int,
     angles: Sequence[float],
     pool: NDArray[np.int64],
+    turned: tuple[FloatArray, FloatArray] | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """One-to-one matches of pool detections to facelets with the axis's parts turned."""
-    centers, normals = _turned_model(problem.model, axis_index, angles)
-    return _correspondences(
-        problem,
-        normals,
-        centers,
-        rotation,
-        translation,
-        np.arange(problem.model.facelet_count, dtype=np.int64),
-        pool,
-    )
+    """One-to-one matches of pool detections to facelets with the axis's parts turned
+    (`turned`: the turned centres and normals, if the caller has them)."""
+    centers, normals = turned or _turned_model(problem.model, axis_index, angles)
+    return _correspondences(problem, normals, centers, rotation, translation, None, pool)
 
 
 def _fit_axis(
@@ -624,12 +649,12 @@ def _fit_axis(
                 detections[mine],
                 facelets[mine],
             )
+    centers, normals = _turned_model(model, axis_index, angles)
     detections, facelets = _match_axis(
-        problem, rotation, translation, axis_index, angles, detections_pool
+        problem, rotation, translation, axis_index, angles, detections_pool, (centers, normals)
     )
     owner = axis.facelet_part[facelets]
     half = axis.step_deg / 2.0
-    centers, normals = _turned_model(model, axis_index, angles)
     in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
     result: list[PartAngle | None] = []
     for part in range(parts):
@@ -758,12 +783,7 @@ def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) ->
     model = problem.model
     rotation = rotation_matrix(rvec)
     detections, facelets = _correspondences(
-        problem,
-        model.facelet_normals,
-        model.facelet_centers,
-        rotation,
-        tvec,
-        np.arange(model.facelet_count, dtype=np.int64),
+        problem, model.facelet_normals, model.facelet_centers, rotation, tvec
     )
     if len(detections) < 3:
         return None
