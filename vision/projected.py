@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from judgecam.vision.camera import Intrinsics, rotation_matrix
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel, rotation_about
-from judgecam.vision.segment import Facelet
+from judgecam.vision.segment import Facelet, lab_samples
 
 logger = logging.getLogger(__name__)
 
@@ -252,9 +252,6 @@ def _measure(
     pixels = cv2.countNonZero(inner)
     if pixels < MIN_INNER_PX:
         return None
-    box = crop[y0:y1, x0:x1]
-    lab = cv2.cvtColor(box.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
-    inner_mean, inner_std = cv2.meanStdDev(lab, mask=inner)
     # The border band side by side: a sticker is set off from its border on every side; a
     # finger across the cell is not (it continues over the border where it enters and leaves).
     # Sides whose band is thinner than MIN_BAND_PX (the short sides of a cell seen at a grazing
@@ -262,18 +259,23 @@ def _measure(
     # distinct counts: a fit a little off can put one side's band on the sticker, but a finger
     # crossing the cell spoils two.
     shrunk = _scaled(cell, BORDER_SCALE)
-    contrasts = []
+    segments = []
     for side in range(len(cell)):
         following = (side + 1) % len(cell)
         band = np.array([cell[side], cell[following], shrunk[following], shrunk[side]])
         segment = _mask(shape, band, origin) & own
         length = float(np.linalg.norm(cell[following] - cell[side]))
-        if cv2.countNonZero(segment) < MIN_BAND_PX * max(length, 1.0):
-            continue
-        segment_mean = np.asarray(cv2.mean(lab, mask=segment)[:3])
-        contrasts.append(float(np.linalg.norm(inner_mean.reshape(3) - segment_mean)))
-    if len(contrasts) < 2:
+        if cv2.countNonZero(segment) >= MIN_BAND_PX * max(length, 1.0):
+            segments.append(segment)
+    if len(segments) < 2:
         return None
+    box = crop[y0:y1, x0:x1]
+    lab, (lab_inner, *lab_segments) = lab_samples(box, [inner, *segments])
+    inner_mean, inner_std = cv2.meanStdDev(lab, mask=lab_inner)
+    contrasts = [
+        float(np.linalg.norm(inner_mean.reshape(3) - np.asarray(cv2.mean(lab, mask=segment)[:3])))
+        for segment in lab_segments
+    ]
     contrast = sorted(contrasts)[1] if len(contrasts) >= 3 else min(contrasts)
     mean_bgr = np.asarray(cv2.mean(box, mask=inner)[:3], dtype=np.float64)
     return _Measure(mean_bgr, float(np.mean(inner_std)), int(pixels), contrast, float(own_fraction))

@@ -9,6 +9,7 @@ and the rounded sticker corners mix in black). Glare shows up as a large brightn
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -52,6 +53,24 @@ class FaceletSegmentation:
     confidence: float
 
 
+def lab_samples(
+    image: NDArray[np.uint8], masks: Sequence[NDArray[np.uint8]]
+) -> tuple[NDArray[np.float32], list[NDArray[np.uint8]]]:
+    """CIELAB (of BGR / 255, in float) of the pixels in any of `masks`, as one image row, and
+    each mask over that row.
+
+    Masked statistics on them equal those on the whole image converted: OpenCV converts each
+    pixel on its own and sums the masked pixels in order. Only the masked pixels are converted.
+    """
+    union = masks[0] if len(masks) == 1 else np.bitwise_or.reduce(np.asarray(masks))
+    index = np.flatnonzero(union)
+    pixels = image.reshape(-1, 3).take(index, axis=0).reshape(1, -1, 3)
+    lab = np.asarray(
+        cv2.cvtColor(pixels.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab), dtype=np.float32
+    )
+    return lab, [mask.reshape(-1).take(index).reshape(1, -1) for mask in masks]
+
+
 def sample_color(
     image: NDArray[np.uint8], corners: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], float, int]:
@@ -72,8 +91,8 @@ def sample_color(
         return np.asarray(crop.reshape(-1, 3).mean(axis=0), np.float64), 0.0, int(crop.size // 3)
     mean, _ = cv2.meanStdDev(crop, mask=mask)
     # Spread in CIELAB units, what colour classification compares colour differences with.
-    lab = cv2.cvtColor(crop.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
-    _, lab_std = cv2.meanStdDev(lab, mask=mask)
+    lab, (lab_mask,) = lab_samples(crop, [mask])
+    _, lab_std = cv2.meanStdDev(lab, mask=lab_mask)
     return np.asarray(mean, np.float64).reshape(3), float(np.mean(lab_std)), count
 
 
