@@ -99,9 +99,10 @@ def _refine_corners(
     owner = np.argmin(across + outside * lengths, axis=1)
     # Ignore points near the corners, where rounded sticker corners bend the outline.
     chosen = (owner[:, None] == np.arange(sides)) & (along > 0.15) & (along < 0.85)
-    if chosen.sum(axis=0).min() < 4:
+    selected = [points[chosen[:, side]] for side in range(sides)]
+    if min(len(points_of_side) for points_of_side in selected) < 4:
         return starts
-    lines = [_side_line(points[chosen[:, side]]) for side in range(sides)]
+    lines = [_side_line(points_of_side) for points_of_side in selected]
     corners = []
     for side in range(sides):
         (x1, y1, u1, v1), (x2, y2, u2, v2) = lines[side - 1], lines[side]
@@ -120,7 +121,7 @@ def _refine_corners(
 def _side_line(selected: NDArray[np.float64]) -> tuple[float, float, float, float]:
     """Centre (x, y) and unit direction (u, v) of the total least squares line through points:
     the principal direction of the points (closed form)."""
-    centre = selected.mean(axis=0)
+    centre = np.add.reduce(selected, axis=0) / len(selected)  # = selected.mean(axis=0)
     dx, dy = (selected - centre).T
     angle = 0.5 * np.arctan2(2.0 * float(dx @ dy), float(dx @ dx) - float(dy @ dy))
     return float(centre[0]), float(centre[1]), float(np.cos(angle)), float(np.sin(angle))
