@@ -86,4 +86,4 @@ def project(
     in_camera = points @ rotation.T + translation
     z = np.maximum(in_camera[..., 2:3], 1e-6)
     normalised = in_camera[..., :2] / z
-    return normalised * np.diag(camera_matrix)[:2] + camera_matrix[:2, 2]
+    return normalised * camera_matrix.diagonal()[:2] + camera_matrix[:2, 2]

@@ -284,11 +284,17 @@ def _score_pose(
     return float(counts[0]), float(residual[0])
 
 
+@functools.cache
+def _roll_index(sides: int) -> NDArray[np.intp]:
+    """(roll, corner) -> corner index of every cyclic roll of `sides` corners (a constant)."""
+    index = (np.arange(sides)[None, :] + np.arange(sides)[:, None]) % sides
+    index.flags.writeable = False
+    return index
+
+
 def _best_rolls(projected: FloatArray, detected: FloatArray) -> FloatArray:
     """Detected corners (m, K, 2) cyclically rolled to best match projected corners (m, K, 2)."""
-    sides = detected.shape[1]
-    index = (np.arange(sides)[None, :] + np.arange(sides)[:, None]) % sides  # (roll, corner)
-    rolls = detected[:, index]  # (m, roll, K, 2)
+    rolls = detected[:, _roll_index(detected.shape[1])]  # (m, roll, K, 2)
     costs = np.sum((rolls - projected[:, None]) ** 2, axis=(2, 3))
     best = np.argmin(costs, axis=1)
     return np.asarray(rolls[np.arange(len(detected)), best], dtype=np.float64)
@@ -741,8 +747,8 @@ def _refine_angle(
     target_x, target_y = targets[:, 0], targets[:, 1]
     fx, fy = float(problem.matrix[0, 0]), float(problem.matrix[1, 1])
     cx, cy = float(problem.matrix[0, 2]), float(problem.matrix[1, 2])
-    tx, ty, tz = (float(v) for v in translation)
-    ax, ay, az = (rotation @ direction) * (np.pi / 180.0)
+    tx, ty, tz = translation.tolist()
+    ax, ay, az = ((rotation @ direction) * (np.pi / 180.0)).tolist()
     dof = max(2 * len(base) - 1, 1)
     sigma = np.inf
     for _ in range(4):
