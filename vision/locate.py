@@ -178,7 +178,7 @@ def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) ->
     height, width = image.shape[:2]
     middles, normals, sizes = [], [], []
     for corners in outlines:
-        center = corners.mean(axis=0)
+        center = np.add.reduce(corners, axis=0) / len(corners)  # = corners.mean(axis=0)
         size = float(np.sqrt(abs(cv2.contourArea(corners.astype(np.float32)))))
         if size < 6:
             continue

@@ -179,7 +179,7 @@ def _render(
         polygons = pixels[offset : offset + len(members) * sides].reshape(-1, sides, 2)
         offset += len(members) * sides
         normals = model.facelet_normals[members] @ turns[angle].T
-        centers = piece_corners.mean(axis=1)
+        centers = np.add.reduce(piece_corners, axis=1) / sides  # = piece_corners.mean(axis=1)
         cosines = -np.einsum("ij,ij->i", normals, centers) / np.linalg.norm(centers, axis=1)
         if at_fitted_angle:
             cells_px[members] = polygons + origin
@@ -191,7 +191,7 @@ def _render(
             for f, polygon, cosine in zip(members, polygons, cosines, strict=True)
             if cosine > 0
         ]
-        depth = float(np.linalg.norm(solid.mean(axis=0)))
+        depth = float(np.linalg.norm(np.add.reduce(solid, axis=0) / len(solid)))
         drawn.append((depth, np.rint(hull).astype(np.int32), cells))
     index = np.full(shape, EMPTY, np.int32)
     for _, hull, cells in sorted(drawn, key=lambda d: -d[0]):  # farthest first, nearest last
@@ -202,7 +202,7 @@ def _render(
 
 
 def _scaled(polygon: FloatArray, scale: float) -> FloatArray:
-    center = polygon.mean(axis=0)
+    center = np.add.reduce(polygon, axis=0) / len(polygon)  # = polygon.mean(axis=0)
     return np.asarray(center + (polygon - center) * scale, dtype=np.float64)
 
 
@@ -294,7 +294,8 @@ def _tight_parts(
     for detection in np.nonzero(fit.assignment >= 0)[0]:
         facelet = int(fit.assignment[detection])
         sample = detected[detection]
-        gap = float(np.linalg.norm(sample.center_px - cells[facelet].mean(axis=0)))
+        cell = cells[facelet]
+        gap = float(np.linalg.norm(sample.center_px - np.add.reduce(cell, axis=0) / len(cell)))
         errors[int(axis.facelet_part[facelet])].append(gap / max(sample.size_px, 1e-6))
     return [
         bool(found)

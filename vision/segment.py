@@ -37,7 +37,8 @@ class Facelet:
 
     @property
     def center_px(self) -> NDArray[np.float64]:
-        return np.asarray(self.corners_px.mean(axis=0), dtype=np.float64)
+        # The mean over the corners, without np.mean's Python overhead (same sum and division).
+        return np.asarray(np.add.reduce(self.corners_px, axis=0) / len(self.corners_px), np.float64)
 
     @property
     def size_px(self) -> float:
@@ -75,7 +76,7 @@ def sample_color(
     image: NDArray[np.uint8], corners: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], float, int]:
     """Mean BGR, CIELAB spread and pixel count inside the central part of a polygon."""
-    center = corners.mean(axis=0)
+    center = np.add.reduce(corners, axis=0) / len(corners)  # = corners.mean(axis=0)
     inner = center + (corners - center) * SAMPLE_SCALE
     x, y, w, h = cv2.boundingRect(inner.astype(np.float32))
     height, width = image.shape[:2]
