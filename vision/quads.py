@@ -230,14 +230,16 @@ def _deduplicate(candidates: list[_Rough]) -> list[_Rough]:
     polygons = [candidates[i].polygon for i in order]
     centers = np.array([np.add.reduce(polygon, axis=0) / len(polygon) for polygon in polygons])
     sizes = np.sqrt(np.array([candidates[i].area for i in order]))
+    # Every pair at once (row k, column j: polygon j seen from polygon k), then the greedy pass
+    # in plain Python.
+    offset_x = centers[None, :, 0] - centers[:, None, 0]
+    offset_y = centers[None, :, 1] - centers[:, None, 1]
+    gaps = np.sqrt(offset_x * offset_x + offset_y * offset_y)
+    close = (gaps <= 0.35 * np.minimum(sizes[None, :], sizes[:, None])).tolist()
     kept: list[int] = []
-    for k in range(len(order)):
-        if kept:
-            offsets = centers[kept] - centers[k]
-            gaps = np.sqrt(offsets[:, 0] * offsets[:, 0] + offsets[:, 1] * offsets[:, 1])
-            if np.any(gaps <= 0.35 * np.minimum(sizes[kept], sizes[k])):
-                continue
-        kept.append(k)
+    for k, near in enumerate(close):
+        if not any(near[j] for j in kept):
+            kept.append(k)
     return [candidates[order[k]] for k in kept]
 
 
@@ -245,8 +247,11 @@ def _rough_polygons(
     contours: Sequence[NDArray[np.int32]], sides: int, min_area: float, max_area: float
 ) -> list[_Rough]:
     found = []
+    # A closed outline of n pixel steps (each at most sqrt(2) long) encloses at most
+    # n^2 / (2 pi) pixels (the isoperimetric inequality): shorter ones are too small to measure.
+    shortest = max(3 * sides, int(np.ceil(np.sqrt(2.0 * np.pi * min_area))) - 1)
     for contour in contours:
-        if len(contour) < 3 * sides:
+        if len(contour) < shortest:
             continue
         area = cv2.contourArea(contour)
         if area < min_area or area > max_area:
