@@ -202,11 +202,36 @@ def _sticker_area(model: PuzzleModel, fraction: float) -> float:
     return float(np.mean(areas) * fraction**2)
 
 
+#: Predictions are compared with the detections in batches of at most this many distances:
+#: (B, n, m) temporaries that stay in the CPU cache (all body poses at once do not, and take
+#: three times as long).
+CHUNK_DISTANCES = 32768
+
+
 def _nearest_squared(
     predicted: FloatArray, valid: NDArray[np.bool_] | None, detected: FloatArray
 ) -> FloatArray:
     """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2);
     `valid` None: every prediction."""
+    step = max(1, CHUNK_DISTANCES // max(predicted.shape[1] * len(detected), 1))
+    if len(predicted) <= step:
+        return _nearest_squared_batch(predicted, valid, detected)
+    return np.concatenate(
+        [
+            _nearest_squared_batch(
+                predicted[start : start + step],
+                None if valid is None else valid[start : start + step],
+                detected,
+            )
+            for start in range(0, len(predicted), step)
+        ]
+    )
+
+
+def _nearest_squared_batch(
+    predicted: FloatArray, valid: NDArray[np.bool_] | None, detected: FloatArray
+) -> FloatArray:
+    """`_nearest_squared` of one batch."""
     # Invalid predictions are moved infinitely far away (before differencing: (B, m) values
     # instead of (B, n, m)), then the coordinates are differenced one at a time: (B, n, m)
     # temporaries instead of (B, n, m, 2) and no einsum set-up.
@@ -250,21 +275,42 @@ def _nearest_counts(
     return np.asarray(soft, dtype=np.float64), np.asarray(residual, dtype=np.float64)
 
 
+def _rotated(rotations: FloatArray, points: FloatArray) -> tuple[FloatArray, ...]:
+    """The x, y and z planes (B, n) of every rotation (B, 3, 3) applied to every point (n, 3).
+
+    Each is summed as np.einsum("bij,nj->bni") sums its three products, (r0 p0 + r2 p2) + r1 p1,
+    so the values have the same bits as that einsum's; coordinate planes keep the arrays
+    contiguous, which makes this several times faster on a batch of body poses.
+    """
+    p0, p1, p2 = points[:, 0], points[:, 1], points[:, 2]
+    return tuple(
+        (rotations[:, row, 0:1] * p0 + rotations[:, row, 2:3] * p2) + rotations[:, row, 1:2] * p1
+        for row in range(3)
+    )
+
+
 def _score_poses(
     problem: _Problem, rotations: FloatArray, translations: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """Soft inlier counts and mean residuals of a batch of body poses (B, 3, 3), (B, 3)."""
+    """Soft inlier counts and mean residuals of a batch of body poses (B, 3, 3), (B, 3).
+
+    Computed per coordinate plane (B, n), with each sum in the order np.einsum and
+    np.linalg.norm use over an axis of three ((a + c) + b and (a + b) + c): the same values as
+    the (B, n, 3) arrays would give.
+    """
     model = problem.model
-    in_camera = (
-        np.einsum("bij,nj->bni", rotations, model.facelet_centers) + translations[:, None, :]
+    x, y, z = _rotated(rotations, model.facelet_centers)
+    x, y, z = x + translations[:, 0:1], y + translations[:, 1:2], z + translations[:, 2:3]
+    normal_x, normal_y, normal_z = _rotated(rotations, model.facelet_normals)
+    distance = np.sqrt((x * x + y * y) + z * z)
+    facing = -((normal_x * x + normal_z * z) + normal_y * y) / distance > 0.12
+    depth = np.maximum(z, 1e-6)
+    matrix = problem.matrix
+    predicted = np.stack(
+        [x / depth * matrix[0, 0] + matrix[0, 2], y / depth * matrix[1, 1] + matrix[1, 2]], axis=-1
     )
-    normals = np.einsum("bij,nj->bni", rotations, model.facelet_normals)
-    distance = np.linalg.norm(in_camera, axis=2)
-    facing = -np.einsum("bni,bni->bn", normals, in_camera) / distance > 0.12
-    depth = np.maximum(in_camera[..., 2:3], 1e-6)
-    predicted = in_camera[..., :2] / depth * np.diag(problem.matrix)[:2] + problem.matrix[:2, 2]
     counts, residual = _nearest_counts(predicted, facing, problem.centers, problem.sizes)
-    behind = in_camera[..., 2].min(axis=1) <= 0
+    behind = z.min(axis=1) <= 0
     counts[behind] = 0
     residual[behind] = np.inf
     return counts, residual
