@@ -134,11 +134,15 @@ def close_up_region(region: PuzzleRegion) -> PuzzleRegion | None:
     return replace(region, sticker_px=weighted)
 
 
-def find_puzzles(image: NDArray[np.uint8], *, sides: int = 4) -> PuzzleSearch:
-    """Stage 1: candidate puzzle regions in a BGR frame, most patches first."""
+def find_puzzles(
+    image: NDArray[np.uint8], *, sides: int = 4, value: NDArray[np.uint8] | None = None
+) -> PuzzleSearch:
+    """Stage 1: candidate puzzle regions in a BGR frame, most patches first (`value`: the
+    frame's `brightness`, if the caller has it already)."""
     if image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
         raise ValueError(f"expected a BGR image of shape (H, W, 3), got {image.shape}")
-    value = brightness(image)
+    if value is None:
+        value = brightness(image)
     # The sum of 8-bit values is exact in either summation order: the same mean as numpy's.
     mean_brightness = float(cv2.sumElems(value)[0] / value.size)
     problems: list[str] = []

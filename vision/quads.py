@@ -140,6 +140,7 @@ def find_patches(
     refine: bool = True,
     method: str = "both",
     size_range: tuple[float, float] | None = None,
+    value: NDArray[np.uint8] | None = None,
 ) -> tuple[Patch, ...]:
     """Every convex bright patch with `sides` corners in a BGR image.
 
@@ -153,6 +154,7 @@ def find_patches(
     method : "edges" (regions enclosed by colour edges), "brightness" (patches brighter than
         their surroundings) or "both" (the union, one patch per sticker).
     size_range : keep only patches whose size (square root of area) lies in this range.
+    value : `brightness(image)`, if the caller has it already (it is not computed again).
     """
     height, width = image.shape[:2]
     if block is None:
@@ -162,8 +164,10 @@ def find_patches(
         edges = canny_edges(image)
         masks.append(edge_regions(image, edges=edges))
     if method in ("brightness", "both"):
-        value = np.asarray(cv2.GaussianBlur(brightness(image), (3, 3), 0), dtype=np.uint8)
-        masks.append(patch_mask(value, block, margin))
+        if value is None:
+            value = brightness(image)
+        smooth = np.asarray(cv2.GaussianBlur(value, (3, 3), 0), dtype=np.uint8)
+        masks.append(patch_mask(smooth, block, margin))
     max_area = max_area_fraction * height * width
     rough: list[_Rough] = []
     for mask in masks:

@@ -105,9 +105,15 @@ def _apart(patch: Patch, centers: NDArray[np.float64], sizes: NDArray[np.float64
 
 
 def segment_facelets(
-    image: NDArray[np.uint8], region: PuzzleRegion, *, sides: int = 4, method: str = "both"
+    image: NDArray[np.uint8],
+    region: PuzzleRegion,
+    *,
+    sides: int = 4,
+    method: str = "both",
+    value: NDArray[np.uint8] | None = None,
 ) -> FaceletSegmentation:
-    """Stage 2: facelets in and around `region`, each with a colour sample."""
+    """Stage 2: facelets in and around `region`, each with a colour sample (`value`: the
+    frame's `brightness`, if the caller has it already: its crop is the crop's)."""
     height, width = image.shape[:2]
     sticker = region.sticker_px
     x, y, w, h = region.bbox
@@ -124,6 +130,7 @@ def segment_facelets(
         max_area_fraction=1.0,
         size_range=(0.4 * sticker, 2.5 * sticker),
         method=method,
+        value=None if value is None else value[y0:y1, x0:x1],
     )
     offset = np.array([x0, y0], dtype=np.float64)
     kept: list[Patch] = [
