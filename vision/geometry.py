@@ -271,7 +271,7 @@ def _nearest_counts(
     inside = nearest < MATCH_TOLERANCE
     counts = inside.sum(axis=1)
     residual = np.where(inside, nearest, 0.0).sum(axis=1) / np.maximum(counts, 1)
-    soft = np.clip(1.0 - (nearest / MATCH_TOLERANCE) ** 2, 0.0, None).sum(axis=1)
+    soft = np.maximum(1.0 - (nearest / MATCH_TOLERANCE) ** 2, 0.0).sum(axis=1)
     return np.asarray(soft, dtype=np.float64), np.asarray(residual, dtype=np.float64)
 
 
@@ -392,7 +392,8 @@ def _expected_sizes(
     """
     in_camera = centers @ rotation.T + translation
     distance = np.linalg.norm(in_camera, axis=1)
-    cosine = np.clip(-np.einsum("ij,ij->i", normals @ rotation.T, in_camera) / distance, 0.0, 1.0)
+    cosine = -np.einsum("ij,ij->i", normals @ rotation.T, in_camera) / distance
+    cosine = np.minimum(np.maximum(cosine, 0.0), 1.0)
     focal2 = problem.matrix[0, 0] * problem.matrix[1, 1]
     area = (
         problem.sticker_area_mm2
@@ -617,7 +618,7 @@ def _grid_search_part(
     fixed = project(centers[facing_others], rotation, translation, problem.matrix)
     grid, own_centers, own_normals = _part_on_grid(model, axis_index, part, grid_deg)
     facing = _facing(own_normals, own_centers, rotation, translation)
-    if not np.any(facing):
+    if not facing.any():
         return None
     predicted = project(own_centers, rotation, translation, problem.matrix)
     # The other parts do not move over the grid: their nearest distances are computed once.
