@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.camera import Intrinsics, project, rotation_matrix
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix, to_pixels
 from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet
 
@@ -365,9 +365,11 @@ def _correspondences(
         )
         visible = candidates[facing]
     pool = np.arange(len(problem.centers)) if detections is None else detections
-    predicted = project(model_centers[visible], rotation, translation, problem.matrix)
+    centers = model_centers[visible]
+    in_camera = centers @ rotation.T + translation
+    predicted = to_pixels(in_camera, problem.matrix)
     expected = _expected_sizes(
-        problem, model_normals[visible], model_centers[visible], rotation, translation
+        problem, model_normals[visible], centers, rotation, translation, in_camera
     )
     ratio = problem.sizes[pool][:, None] / np.maximum(expected[None, :], 1e-6)
     compatible = (ratio > SIZE_RATIO_RANGE[0]) & (ratio < SIZE_RATIO_RANGE[1])
@@ -384,13 +386,16 @@ def _expected_sizes(
     centers: FloatArray,
     rotation: FloatArray,
     translation: FloatArray,
+    in_camera: FloatArray | None = None,
 ) -> FloatArray:
     """Expected edge length (pixels, square root of area) of each facelet's projected sticker.
 
     A small planar patch of area A at camera position r, tilted by theta from the line of sight,
-    covers A cos(theta) f^2 |r| / z^3 pixels.
+    covers A cos(theta) f^2 |r| / z^3 pixels. `in_camera`: the centres in the camera frame, if
+    the caller has them.
     """
-    in_camera = centers @ rotation.T + translation
+    if in_camera is None:
+        in_camera = centers @ rotation.T + translation
     distance = np.linalg.norm(in_camera, axis=1)
     cosine = -np.einsum("ij,ij->i", normals @ rotation.T, in_camera) / distance
     cosine = np.minimum(np.maximum(cosine, 0.0), 1.0)
@@ -715,7 +720,7 @@ def _fit_axis(
         expected = int(np.sum(in_view & (axis.facelet_part == part)))
         # A tiny part (a Pyraminx tip: three facelets, one per face) may show only one; its
         # corners alone fix its angle. Larger parts need two.
-        needed = 1 if int(np.sum(axis.facelet_part == part)) <= 3 else MIN_PART_FACELETS
+        needed = 1 if len(_part_facelets(model, axis_index)[part]) <= 3 else MIN_PART_FACELETS
         if int(mine.sum()) < needed or mine.sum() < MIN_PART_COVERAGE * expected:
             # One facelet is no evidence of a layer's angle (it may be clutter next to it), and
             # a part whose facelets mostly are not where its angle puts them is not measured:
@@ -1031,9 +1036,13 @@ def _drop_doubtful_placements(
     predicted = project(centers, rotation, translation, problem.matrix)
     expected = _expected_sizes(problem, normals, centers, rotation, translation)
     result = assignment.copy()
-    for detection in np.nonzero(assignment >= 0)[0]:
+    placed = np.nonzero(assignment >= 0)[0]
+    # Distances (placed detection, facelet), all at once: the same values as per detection.
+    offset_x = predicted[None, :, 0] - problem.centers[placed, 0:1]
+    offset_y = predicted[None, :, 1] - problem.centers[placed, 1:2]
+    all_gaps = np.sqrt(offset_x * offset_x + offset_y * offset_y)
+    for detection, gaps in zip(placed, all_gaps, strict=True):
         facelet = assignment[detection]
-        gaps = np.linalg.norm(predicted - problem.centers[detection], axis=1)
         own = gaps[facelet]
         others = np.where(visible, gaps, np.inf)
         others[facelet] = np.inf

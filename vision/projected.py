@@ -186,9 +186,10 @@ def _render(
             facing[members] = cosines
             measured[members] = True
         hull = cv2.convexHull(outline.astype(np.float32)).reshape(-1, 2)
+        rounded = np.rint(polygons).astype(np.int32)
         cells = [
-            (int(f), np.rint(polygon).astype(np.int32))
-            for f, polygon, cosine in zip(members, polygons, cosines, strict=True)
+            (f, polygon)
+            for f, polygon, cosine in zip(members.tolist(), rounded, cosines.tolist(), strict=True)
             if cosine > 0
         ]
         depth = float(np.linalg.norm(np.add.reduce(solid, axis=0) / len(solid)))
