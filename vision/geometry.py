@@ -494,7 +494,8 @@ def _body_poses(
                     tvecs_found.append(np.asarray(tvec, np.float64).reshape(3))
     if not rvecs_found:
         return []
-    rotations = np.stack([rotation_matrix(rvec) for rvec in rvecs_found])
+    # cv2.Rodrigues directly: `rotation_matrix` without its argument checks, ~150 times a view.
+    rotations = np.asarray(np.stack([cv2.Rodrigues(rvec)[0] for rvec in rvecs_found]), np.float64)
     counts, residuals = _score_poses(problem, rotations, np.stack(tvecs_found))
     ranked = np.lexsort((residuals, -counts))
     hypotheses = [
