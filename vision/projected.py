@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -265,7 +267,8 @@ def _measure(
         following = (side + 1) % len(cell)
         band = np.array([cell[side], cell[following], shrunk[following], shrunk[side]])
         segment = _mask(shape, band, origin) & own
-        length = float(np.linalg.norm(cell[following] - cell[side]))
+        edge = cell[following] - cell[side]
+        length = math.sqrt(float(edge.dot(edge)))  # np.linalg.norm(edge), without its overhead
         if cv2.countNonZero(segment) >= MIN_BAND_PX * max(length, 1.0):
             segments.append(segment)
     if len(segments) < 2:
@@ -273,13 +276,19 @@ def _measure(
     box = crop[y0:y1, x0:x1]
     lab, (lab_inner, *lab_segments) = lab_samples(box, [inner, *segments])
     inner_mean, inner_std = cv2.meanStdDev(lab, mask=lab_inner)
-    contrasts = [
-        float(np.linalg.norm(inner_mean.reshape(3) - np.asarray(cv2.mean(lab, mask=segment)[:3])))
-        for segment in lab_segments
-    ]
+    inner_lab = np.asarray(inner_mean, dtype=np.float64).reshape(3)
+    contrasts = [_distance(inner_lab, cv2.mean(lab, mask=segment)[:3]) for segment in lab_segments]
     contrast = sorted(contrasts)[1] if len(contrasts) >= 3 else min(contrasts)
     mean_bgr = np.asarray(cv2.mean(box, mask=inner)[:3], dtype=np.float64)
-    return _Measure(mean_bgr, float(np.mean(inner_std)), int(pixels), contrast, float(own_fraction))
+    spread = float(np.add.reduce(inner_std, axis=None) / inner_std.size)  # = np.mean(inner_std)
+    return _Measure(mean_bgr, spread, int(pixels), contrast, float(own_fraction))
+
+
+def _distance(first: FloatArray, second: Sequence[float]) -> float:
+    """np.linalg.norm(first - second) of two colours, without its overhead (the same dot and
+    square root)."""
+    difference = first - np.asarray(second)
+    return math.sqrt(float(difference.dot(difference)))
 
 
 def _tight_parts(
