@@ -160,17 +160,21 @@ def _match(
     if compatible is not None:
         close &= compatible
     rows, cols = np.nonzero(close)
-    order = np.argsort(gap[rows, cols])
+    gaps = gap[rows, cols]
+    order = np.argsort(gaps)
+    # The greedy pass on Python lists (no NumPy scalar indexing in the loop).
+    matches = [-1] * len(detected)
+    matched_gaps = [np.inf] * len(detected)
     used: set[int] = set()
-    matched_rows: set[int] = set()
-    for row, col in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
-        if row in matched_rows or col in used:
+    for row, col, distance in zip(
+        rows[order].tolist(), cols[order].tolist(), gaps[order].tolist(), strict=True
+    ):
+        if matches[row] >= 0 or col in used:
             continue
-        result[row] = col
-        distances[row] = gap[row, col]
+        matches[row] = col
+        matched_gaps[row] = distance
         used.add(col)
-        matched_rows.add(row)
-    return result, distances
+    return np.array(matches, dtype=np.int64), np.array(matched_gaps, dtype=np.float64)
 
 
 @dataclass
