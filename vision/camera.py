@@ -83,7 +83,13 @@ def project(
     camera_matrix: NDArray[np.float64],
 ) -> NDArray[np.float64]:
     """Ideal pixel coordinates (..., 2) of model points (..., 3) under a pose."""
-    in_camera = points @ rotation.T + translation
+    return to_pixels(points @ rotation.T + translation, camera_matrix)
+
+
+def to_pixels(
+    in_camera: NDArray[np.float64], camera_matrix: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Ideal pixel coordinates (..., 2) of camera-frame points (..., 3)."""
     z = np.maximum(in_camera[..., 2:3], 1e-6)
     normalised = in_camera[..., :2] / z
-    return normalised * np.diag(camera_matrix)[:2] + camera_matrix[:2, 2]
+    return normalised * camera_matrix.diagonal()[:2] + camera_matrix[:2, 2]

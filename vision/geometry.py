@@ -24,7 +24,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.camera import Intrinsics, project, rotation_matrix
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix, to_pixels
 from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet
 
@@ -152,23 +152,29 @@ def _match(
     distances = np.full(len(detected), np.inf)
     if len(predicted) == 0 or len(detected) == 0:
         return result, distances
-    gap = np.linalg.norm(detected[:, None, :] - predicted[None, :, :], axis=2)
+    along_x = detected[:, :1] - predicted[:, 0]
+    along_y = detected[:, 1:] - predicted[:, 1]
+    gap = np.sqrt(along_x * along_x + along_y * along_y)
     limit = tolerance * sizes[:, None]
     close = gap < limit
     if compatible is not None:
         close &= compatible
     rows, cols = np.nonzero(close)
-    order = np.argsort(gap[rows, cols])
+    gaps = gap[rows, cols]
+    order = np.argsort(gaps)
+    # The greedy pass on Python lists (no NumPy scalar indexing in the loop).
+    matches = [-1] * len(detected)
+    matched_gaps = [np.inf] * len(detected)
     used: set[int] = set()
-    matched_rows: set[int] = set()
-    for row, col in zip(rows[order].tolist(), cols[order].tolist(), strict=True):
-        if row in matched_rows or col in used:
+    for row, col, distance in zip(
+        rows[order].tolist(), cols[order].tolist(), gaps[order].tolist(), strict=True
+    ):
+        if matches[row] >= 0 or col in used:
             continue
-        result[row] = col
-        distances[row] = gap[row, col]
+        matches[row] = col
+        matched_gaps[row] = distance
         used.add(col)
-        matched_rows.add(row)
-    return result, distances
+    return np.array(matches, dtype=np.int64), np.array(matched_gaps, dtype=np.float64)
 
 
 @dataclass
@@ -200,19 +206,48 @@ def _sticker_area(model: PuzzleModel, fraction: float) -> float:
     return float(np.mean(areas) * fraction**2)
 
 
+#: Predictions are compared with the detections in batches of at most this many distances:
+#: (B, n, m) temporaries that stay in the CPU cache (all body poses at once do not, and take
+#: three times as long).
+CHUNK_DISTANCES = 32768
+
+
 def _nearest_squared(
-    predicted: FloatArray, valid: NDArray[np.bool_], detected: FloatArray
+    predicted: FloatArray, valid: NDArray[np.bool_] | None, detected: FloatArray
 ) -> FloatArray:
-    """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2)."""
-    # Invalid predictions are moved infinitely far away, then the coordinates are differenced
-    # one at a time: (B, n, m) temporaries instead of (B, n, m, 2) and no einsum set-up.
-    hidden = np.where(valid, 0.0, np.inf)
-    along_x = predicted[:, None, :, 0] - detected[None, :, None, 0]
-    along_y = predicted[:, None, :, 1] - detected[None, :, None, 1]
+    """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2);
+    `valid` None: every prediction."""
+    step = max(1, CHUNK_DISTANCES // max(predicted.shape[1] * len(detected), 1))
+    if len(predicted) <= step:
+        return _nearest_squared_batch(predicted, valid, detected)
+    return np.concatenate(
+        [
+            _nearest_squared_batch(
+                predicted[start : start + step],
+                None if valid is None else valid[start : start + step],
+                detected,
+            )
+            for start in range(0, len(predicted), step)
+        ]
+    )
+
+
+def _nearest_squared_batch(
+    predicted: FloatArray, valid: NDArray[np.bool_] | None, detected: FloatArray
+) -> FloatArray:
+    """`_nearest_squared` of one batch."""
+    # Invalid predictions are moved infinitely far away (before differencing: (B, m) values
+    # instead of (B, n, m)), then the coordinates are differenced one at a time: (B, n, m)
+    # temporaries instead of (B, n, m, 2) and no einsum set-up.
+    predicted_x, predicted_y = predicted[..., 0], predicted[..., 1]
+    if valid is not None:
+        predicted_x = np.where(valid, predicted_x, np.inf)
+        predicted_y = np.where(valid, predicted_y, np.inf)
+    along_x = predicted_x[:, None, :] - detected[None, :, None, 0]
+    along_y = predicted_y[:, None, :] - detected[None, :, None, 1]
     np.multiply(along_x, along_x, out=along_x)
     np.multiply(along_y, along_y, out=along_y)
     along_x += along_y
-    along_x += hidden[:, None, :]
     if along_x.shape[2] == 0:
         return np.full(along_x.shape[:2], np.inf)
     return np.asarray(along_x.min(axis=2), dtype=np.float64)
@@ -240,25 +275,46 @@ def _nearest_counts(
     inside = nearest < MATCH_TOLERANCE
     counts = inside.sum(axis=1)
     residual = np.where(inside, nearest, 0.0).sum(axis=1) / np.maximum(counts, 1)
-    soft = np.clip(1.0 - (nearest / MATCH_TOLERANCE) ** 2, 0.0, None).sum(axis=1)
+    soft = np.maximum(1.0 - (nearest / MATCH_TOLERANCE) ** 2, 0.0).sum(axis=1)
     return np.asarray(soft, dtype=np.float64), np.asarray(residual, dtype=np.float64)
+
+
+def _rotated(rotations: FloatArray, points: FloatArray) -> tuple[FloatArray, ...]:
+    """The x, y and z planes (B, n) of every rotation (B, 3, 3) applied to every point (n, 3).
+
+    Each is summed as np.einsum("bij,nj->bni") sums its three products, (r0 p0 + r2 p2) + r1 p1,
+    so the values have the same bits as that einsum's; coordinate planes keep the arrays
+    contiguous, which makes this several times faster on a batch of body poses.
+    """
+    p0, p1, p2 = points[:, 0], points[:, 1], points[:, 2]
+    return tuple(
+        (rotations[:, row, 0:1] * p0 + rotations[:, row, 2:3] * p2) + rotations[:, row, 1:2] * p1
+        for row in range(3)
+    )
 
 
 def _score_poses(
     problem: _Problem, rotations: FloatArray, translations: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """Soft inlier counts and mean residuals of a batch of body poses (B, 3, 3), (B, 3)."""
+    """Soft inlier counts and mean residuals of a batch of body poses (B, 3, 3), (B, 3).
+
+    Computed per coordinate plane (B, n), with each sum in the order np.einsum and
+    np.linalg.norm use over an axis of three ((a + c) + b and (a + b) + c): the same values as
+    the (B, n, 3) arrays would give.
+    """
     model = problem.model
-    in_camera = (
-        np.einsum("bij,nj->bni", rotations, model.facelet_centers) + translations[:, None, :]
+    x, y, z = _rotated(rotations, model.facelet_centers)
+    x, y, z = x + translations[:, 0:1], y + translations[:, 1:2], z + translations[:, 2:3]
+    normal_x, normal_y, normal_z = _rotated(rotations, model.facelet_normals)
+    distance = np.sqrt((x * x + y * y) + z * z)
+    facing = -((normal_x * x + normal_z * z) + normal_y * y) / distance > 0.12
+    depth = np.maximum(z, 1e-6)
+    matrix = problem.matrix
+    predicted = np.stack(
+        [x / depth * matrix[0, 0] + matrix[0, 2], y / depth * matrix[1, 1] + matrix[1, 2]], axis=-1
     )
-    normals = np.einsum("bij,nj->bni", rotations, model.facelet_normals)
-    distance = np.linalg.norm(in_camera, axis=2)
-    facing = -np.einsum("bni,bni->bn", normals, in_camera) / distance > 0.12
-    depth = np.maximum(in_camera[..., 2:3], 1e-6)
-    predicted = in_camera[..., :2] / depth * np.diag(problem.matrix)[:2] + problem.matrix[:2, 2]
     counts, residual = _nearest_counts(predicted, facing, problem.centers, problem.sizes)
-    behind = in_camera[..., 2].min(axis=1) <= 0
+    behind = z.min(axis=1) <= 0
     counts[behind] = 0
     residual[behind] = np.inf
     return counts, residual
@@ -278,11 +334,17 @@ def _score_pose(
     return float(counts[0]), float(residual[0])
 
 
+@functools.cache
+def _roll_index(sides: int) -> NDArray[np.intp]:
+    """(roll, corner) -> corner index of every cyclic roll of `sides` corners (a constant)."""
+    index = (np.arange(sides)[None, :] + np.arange(sides)[:, None]) % sides
+    index.flags.writeable = False
+    return index
+
+
 def _best_rolls(projected: FloatArray, detected: FloatArray) -> FloatArray:
     """Detected corners (m, K, 2) cyclically rolled to best match projected corners (m, K, 2)."""
-    sides = detected.shape[1]
-    index = (np.arange(sides)[None, :] + np.arange(sides)[:, None]) % sides  # (roll, corner)
-    rolls = detected[:, index]  # (m, roll, K, 2)
+    rolls = detected[:, _roll_index(detected.shape[1])]  # (m, roll, K, 2)
     costs = np.sum((rolls - projected[:, None]) ** 2, axis=(2, 3))
     best = np.argmin(costs, axis=1)
     return np.asarray(rolls[np.arange(len(detected)), best], dtype=np.float64)
@@ -294,16 +356,24 @@ def _correspondences(
     model_centers: FloatArray,
     rotation: FloatArray,
     translation: FloatArray,
-    candidates: NDArray[np.int64],
+    candidates: NDArray[np.int64] | None = None,
     detections: NDArray[np.int64] | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """One-to-one (detection, model facelet) matches among candidate facelets and detections."""
-    facing = _facing(model_normals[candidates], model_centers[candidates], rotation, translation)
-    visible = candidates[facing]
+    """One-to-one (detection, model facelet) matches among candidate facelets (None: all) and
+    detections (None: all)."""
+    if candidates is None:
+        visible = np.flatnonzero(_facing(model_normals, model_centers, rotation, translation))
+    else:
+        facing = _facing(
+            model_normals[candidates], model_centers[candidates], rotation, translation
+        )
+        visible = candidates[facing]
     pool = np.arange(len(problem.centers)) if detections is None else detections
-    predicted = project(model_centers[visible], rotation, translation, problem.matrix)
+    centers = model_centers[visible]
+    in_camera = centers @ rotation.T + translation
+    predicted = to_pixels(in_camera, problem.matrix)
     expected = _expected_sizes(
-        problem, model_normals[visible], model_centers[visible], rotation, translation
+        problem, model_normals[visible], centers, rotation, translation, in_camera
     )
     ratio = problem.sizes[pool][:, None] / np.maximum(expected[None, :], 1e-6)
     compatible = (ratio > SIZE_RATIO_RANGE[0]) & (ratio < SIZE_RATIO_RANGE[1])
@@ -320,15 +390,19 @@ def _expected_sizes(
     centers: FloatArray,
     rotation: FloatArray,
     translation: FloatArray,
+    in_camera: FloatArray | None = None,
 ) -> FloatArray:
     """Expected edge length (pixels, square root of area) of each facelet's projected sticker.
 
     A small planar patch of area A at camera position r, tilted by theta from the line of sight,
-    covers A cos(theta) f^2 |r| / z^3 pixels.
+    covers A cos(theta) f^2 |r| / z^3 pixels. `in_camera`: the centres in the camera frame, if
+    the caller has them.
     """
-    in_camera = centers @ rotation.T + translation
+    if in_camera is None:
+        in_camera = centers @ rotation.T + translation
     distance = np.linalg.norm(in_camera, axis=1)
-    cosine = np.clip(-np.einsum("ij,ij->i", normals @ rotation.T, in_camera) / distance, 0.0, 1.0)
+    cosine = -np.einsum("ij,ij->i", normals @ rotation.T, in_camera) / distance
+    cosine = np.minimum(np.maximum(cosine, 0.0), 1.0)
     focal2 = problem.matrix[0, 0] * problem.matrix[1, 1]
     area = (
         problem.sticker_area_mm2
@@ -347,9 +421,12 @@ def _pnp(
     model_corners: FloatArray,
     rvec: FloatArray,
     tvec: FloatArray,
+    rotation: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
-    """Refine a pose with every matched sticker corner (iterative PnP from the current pose)."""
-    rotation = rotation_matrix(rvec)
+    """Refine a pose with every matched sticker corner (iterative PnP from the current pose;
+    `rotation`: its matrix, if the caller has it)."""
+    if rotation is None:
+        rotation = rotation_matrix(rvec)
     object_points = model_corners[facelets].reshape(-1, 3)
     projected = project(model_corners[facelets], rotation, tvec, problem.matrix)
     image_points = _best_rolls(projected, problem.corners[detections]).reshape(-1, 2)
@@ -368,15 +445,16 @@ def _refine_body(
     problem: _Problem, rvec: FloatArray, tvec: FloatArray, rounds: int = 3
 ) -> tuple[FloatArray, FloatArray]:
     model = problem.model
-    all_facelets = np.arange(model.facelet_count, dtype=np.int64)
     for _ in range(rounds):
         rotation = rotation_matrix(rvec)
         detections, facelets = _correspondences(
-            problem, model.facelet_normals, model.facelet_centers, rotation, tvec, all_facelets
+            problem, model.facelet_normals, model.facelet_centers, rotation, tvec
         )
         if len(detections) < 2:
             break
-        rvec, tvec = _pnp(problem, detections, facelets, problem.model_corners, rvec, tvec)
+        rvec, tvec = _pnp(
+            problem, detections, facelets, problem.model_corners, rvec, tvec, rotation
+        )
     return rvec, tvec
 
 
@@ -420,7 +498,8 @@ def _body_poses(
                     tvecs_found.append(np.asarray(tvec, np.float64).reshape(3))
     if not rvecs_found:
         return []
-    rotations = np.stack([rotation_matrix(rvec) for rvec in rvecs_found])
+    # cv2.Rodrigues directly: `rotation_matrix` without its argument checks, ~150 times a view.
+    rotations = np.asarray(np.stack([cv2.Rodrigues(rvec)[0] for rvec in rvecs_found]), np.float64)
     counts, residuals = _score_poses(problem, rotations, np.stack(tvecs_found))
     ranked = np.lexsort((residuals, -counts))
     hypotheses = [
@@ -452,7 +531,13 @@ def _same_pose(
         return False
     other = rotation_matrix(other_rvec)
     relative = rotation.T @ other
-    return any(np.abs(relative - symmetry).max() < 0.1 for symmetry in model.symmetries)
+    return bool(np.any(np.abs(relative - _stacked_symmetries(model)).max(axis=(1, 2)) < 0.1))
+
+
+@functools.cache
+def _stacked_symmetries(model: PuzzleModel) -> FloatArray:
+    """The puzzle's symmetries as one (S, 3, 3) array (a per-model constant)."""
+    return np.stack(model.symmetries)
 
 
 @functools.cache
@@ -477,21 +562,30 @@ def _part_facelets(model: PuzzleModel, axis_index: int) -> tuple[NDArray[np.int6
 
 
 def _turned_model(
-    model: PuzzleModel, axis_index: int, angles: Sequence[float]
+    model: PuzzleModel, axis_index: int, angles: Sequence[float], skip_part: int = -1
 ) -> tuple[FloatArray, FloatArray]:
-    """Facelet centres and normals with every part of one axis turned by its angle."""
+    """Facelet centres and normals with every part of one axis turned by its angle (but
+    `skip_part`, left as it is: for callers that only use the other parts' facelets)."""
     axis = model.axes[axis_index]
     centers = model.facelet_centers.copy()
     normals = model.facelet_normals.copy()
     part_facelets = _part_facelets(model, axis_index)
     for part, angle in enumerate(angles):
-        if angle == 0.0:
+        if angle == 0.0 or part == skip_part:
             continue
         selected = part_facelets[part]
         turn = rotation_about(axis.direction, angle)
         centers[selected] = centers[selected] @ turn.T
         normals[selected] = normals[selected] @ turn.T
     return centers, normals
+
+
+@functools.cache
+def _other_facelets(model: PuzzleModel, axis_index: int, part: int) -> NDArray[np.bool_]:
+    """Which facelets are not on one part of one axis (a per-model constant)."""
+    others = model.axes[axis_index].facelet_part != part
+    others.flags.writeable = False  # shared by every call: read only
+    return others
 
 
 @functools.cache
@@ -527,19 +621,19 @@ def _grid_search_part(
     explain: only its own facelets raise the score.
     """
     model = problem.model
-    mine = model.axes[axis_index].facelet_part == part
-    centers, normals = _turned_model(model, axis_index, angles)
-    others = ~mine
-    facing_others = _facing(normals[others], centers[others], rotation, translation)
-    fixed = project(centers[others][facing_others], rotation, translation, problem.matrix)
+    centers, normals = _turned_model(model, axis_index, angles, skip_part=part)
+    others = _other_facelets(model, axis_index, part)
+    centers = centers[others]
+    facing_others = _facing(normals[others], centers, rotation, translation)
+    fixed = project(centers[facing_others], rotation, translation, problem.matrix)
     grid, own_centers, own_normals = _part_on_grid(model, axis_index, part, grid_deg)
     facing = _facing(own_normals, own_centers, rotation, translation)
-    if not np.any(facing):
+    if not facing.any():
         return None
     predicted = project(own_centers, rotation, translation, problem.matrix)
     # The other parts do not move over the grid: their nearest distances are computed once.
     detected = problem.centers[pool]
-    floor = _nearest_squared(fixed[None], np.ones((1, len(fixed)), bool), detected)[0]
+    floor = _nearest_squared(fixed[None], None, detected)[0]
     counts, residual = _nearest_counts(
         predicted, facing, detected, problem.sizes[pool], floor=floor
     )
@@ -554,18 +648,12 @@ def _match_axis(
     axis_index: int,
     angles: Sequence[float],
     pool: NDArray[np.int64],
+    turned: tuple[FloatArray, FloatArray] | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """One-to-one matches of pool detections to facelets with the axis's parts turned."""
-    centers, normals = _turned_model(problem.model, axis_index, angles)
-    return _correspondences(
-        problem,
-        normals,
-        centers,
-        rotation,
-        translation,
-        np.arange(problem.model.facelet_count, dtype=np.int64),
-        pool,
-    )
+    """One-to-one matches of pool detections to facelets with the axis's parts turned
+    (`turned`: the turned centres and normals, if the caller has them)."""
+    centers, normals = turned or _turned_model(problem.model, axis_index, angles)
+    return _correspondences(problem, normals, centers, rotation, translation, None, pool)
 
 
 def _fit_axis(
@@ -624,12 +712,12 @@ def _fit_axis(
                 detections[mine],
                 facelets[mine],
             )
+    centers, normals = _turned_model(model, axis_index, angles)
     detections, facelets = _match_axis(
-        problem, rotation, translation, axis_index, angles, detections_pool
+        problem, rotation, translation, axis_index, angles, detections_pool, (centers, normals)
     )
     owner = axis.facelet_part[facelets]
     half = axis.step_deg / 2.0
-    centers, normals = _turned_model(model, axis_index, angles)
     in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
     result: list[PartAngle | None] = []
     for part in range(parts):
@@ -637,7 +725,7 @@ def _fit_axis(
         expected = int(np.sum(in_view & (axis.facelet_part == part)))
         # A tiny part (a Pyraminx tip: three facelets, one per face) may show only one; its
         # corners alone fix its angle. Larger parts need two.
-        needed = 1 if int(np.sum(axis.facelet_part == part)) <= 3 else MIN_PART_FACELETS
+        needed = 1 if len(_part_facelets(model, axis_index)[part]) <= 3 else MIN_PART_FACELETS
         if int(mine.sum()) < needed or mine.sum() < MIN_PART_COVERAGE * expected:
             # One facelet is no evidence of a layer's angle (it may be clutter next to it), and
             # a part whose facelets mostly are not where its angle puts them is not measured:
@@ -716,8 +804,8 @@ def _refine_angle(
     target_x, target_y = targets[:, 0], targets[:, 1]
     fx, fy = float(problem.matrix[0, 0]), float(problem.matrix[1, 1])
     cx, cy = float(problem.matrix[0, 2]), float(problem.matrix[1, 2])
-    tx, ty, tz = (float(v) for v in translation)
-    ax, ay, az = (rotation @ direction) * (np.pi / 180.0)
+    tx, ty, tz = translation.tolist()
+    ax, ay, az = ((rotation @ direction) * (np.pi / 180.0)).tolist()
     dof = max(2 * len(base) - 1, 1)
     sigma = np.inf
     for _ in range(4):
@@ -758,12 +846,7 @@ def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) ->
     model = problem.model
     rotation = rotation_matrix(rvec)
     detections, facelets = _correspondences(
-        problem,
-        model.facelet_normals,
-        model.facelet_centers,
-        rotation,
-        tvec,
-        np.arange(model.facelet_count, dtype=np.int64),
+        problem, model.facelet_normals, model.facelet_centers, rotation, tvec
     )
     if len(detections) < 3:
         return None
@@ -999,9 +1082,13 @@ def _drop_doubtful_placements(
     predicted = project(centers, rotation, translation, problem.matrix)
     expected = _expected_sizes(problem, normals, centers, rotation, translation)
     result = assignment.copy()
-    for detection in np.nonzero(assignment >= 0)[0]:
+    placed = np.nonzero(assignment >= 0)[0]
+    # Distances (placed detection, facelet), all at once: the same values as per detection.
+    offset_x = predicted[None, :, 0] - problem.centers[placed, 0:1]
+    offset_y = predicted[None, :, 1] - problem.centers[placed, 1:2]
+    all_gaps = np.sqrt(offset_x * offset_x + offset_y * offset_y)
+    for detection, gaps in zip(placed, all_gaps, strict=True):
         facelet = assignment[detection]
-        gaps = np.linalg.norm(predicted - problem.centers[detection], axis=1)
         own = gaps[facelet]
         others = np.where(visible, gaps, np.inf)
         others[facelet] = np.inf

@@ -134,11 +134,17 @@ def close_up_region(region: PuzzleRegion) -> PuzzleRegion | None:
     return replace(region, sticker_px=weighted)
 
 
-def find_puzzles(image: NDArray[np.uint8], *, sides: int = 4) -> PuzzleSearch:
-    """Stage 1: candidate puzzle regions in a BGR frame, most patches first."""
+def find_puzzles(
+    image: NDArray[np.uint8], *, sides: int = 4, value: NDArray[np.uint8] | None = None
+) -> PuzzleSearch:
+    """Stage 1: candidate puzzle regions in a BGR frame, most patches first (`value`: the
+    frame's `brightness`, if the caller has it already)."""
     if image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
         raise ValueError(f"expected a BGR image of shape (H, W, 3), got {image.shape}")
-    mean_brightness = float(brightness(image).mean())
+    if value is None:
+        value = brightness(image)
+    # The sum of 8-bit values is exact in either summation order: the same mean as numpy's.
+    mean_brightness = float(cv2.sumElems(value)[0] / value.size)
     problems: list[str] = []
     if mean_brightness < MIN_MEAN_BRIGHTNESS:
         problems.append(f"image too dark (mean brightness {mean_brightness:.0f} of 255)")
@@ -173,17 +179,17 @@ def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) ->
     gap; the step from the facelet's own brightness to the gap's (darker or brighter) is
     measured where it is steep. None if no side has enough contrast to measure.
     """
-    value = brightness(image)
-    height, width = value.shape
+    height, width = image.shape[:2]
     middles, normals, sizes = [], [], []
     for corners in outlines:
-        center = corners.mean(axis=0)
+        center = np.add.reduce(corners, axis=0) / len(corners)  # = corners.mean(axis=0)
         size = float(np.sqrt(abs(cv2.contourArea(corners.astype(np.float32)))))
         if size < 6:
             continue
-        middle = (corners + np.roll(corners, -1, axis=0)) / 2.0
+        middle = (corners + corners[np.arange(1, len(corners) + 1) % len(corners)]) / 2.0
         normal = middle - center
-        normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-6)
+        length = np.sqrt(normal[:, 0] * normal[:, 0] + normal[:, 1] * normal[:, 1])
+        normal /= np.maximum(length, 1e-6)[:, None]
         middles.append(middle)
         normals.append(normal)
         sizes.append(np.full(len(middle), size))
@@ -197,7 +203,8 @@ def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) ->
     points = middle_all[:, None, :] + steps[..., None] * normal_all[:, None, :]
     xs = np.clip(np.rint(points[..., 0]).astype(int), 0, width - 1)
     ys = np.clip(np.rint(points[..., 1]).astype(int), 0, height - 1)
-    profiles = value[ys, xs].astype(np.float64)
+    # Brightness (max of B, G, R) only where the profiles sample it, not over the whole frame.
+    profiles = image[ys, xs].max(axis=-1).astype(np.float64)
     inside = np.median(profiles[:, fractions < -0.15], axis=1)
     beyond = profiles[:, (fractions > 0) & (fractions < 0.15)]
     extreme = beyond[np.arange(len(beyond)), np.argmax(np.abs(beyond - inside[:, None]), axis=1)]

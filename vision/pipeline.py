@@ -32,6 +32,7 @@ from judgecam.vision.locate import (
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
+from judgecam.vision.quads import brightness
 from judgecam.vision.second_look import borrowed_angles
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets
 
@@ -433,7 +434,11 @@ def analyse_view(
     sides = int(model.facelet_corners.shape[1])
     timings: dict[str, float] = {}
     start = time.perf_counter()
-    search = find_puzzles(image, sides=sides)
+    # The brightness stages 1 and 2 threshold, computed once for the frame (stage 1 refuses
+    # anything but a BGR image, with the reason).
+    bgr = image.ndim == 3 and image.shape[2] == 3 and image.size > 0
+    value = brightness(image) if bgr else None
+    search = find_puzzles(image, sides=sides, value=value)
     timings["find"] = _ms(start)
     problems = list(search.problems)
     best: tuple[FaceletSegmentation, GeometryFit] | None = None
@@ -443,7 +448,7 @@ def analyse_view(
     split: list[FaceletSegmentation] = []
     for region in search.candidates[:MAX_CANDIDATES]:
         start = time.perf_counter()
-        segmentation = segment_facelets(image, region, sides=sides)
+        segmentation = segment_facelets(image, region, sides=sides, value=value)
         timings["segment"] += _ms(start)
         if best is not None and _inside_silhouette(best[1], region, model, intrinsics):
             # A turned layer can split one puzzle into two groups of patches: same puzzle.
@@ -455,7 +460,7 @@ def analyse_view(
         close_up = close_up_region(region)
         if close_up is not None and (not fit.found or _loose_fit(fit, segmentation)):
             start = time.perf_counter()
-            second = segment_facelets(image, close_up, sides=sides)
+            second = segment_facelets(image, close_up, sides=sides, value=value)
             timings["segment"] += _ms(start)
             start = time.perf_counter()
             second_fit = fit_geometry(second.facelets, model, intrinsics)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import functools
 import logging
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -27,7 +29,7 @@ from numpy.typing import NDArray
 from judgecam.vision.camera import Intrinsics, rotation_matrix
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel, rotation_about
-from judgecam.vision.segment import Facelet
+from judgecam.vision.segment import Facelet, lab_samples
 
 logger = logging.getLogger(__name__)
 
@@ -179,19 +181,20 @@ def _render(
         polygons = pixels[offset : offset + len(members) * sides].reshape(-1, sides, 2)
         offset += len(members) * sides
         normals = model.facelet_normals[members] @ turns[angle].T
-        centers = piece_corners.mean(axis=1)
+        centers = np.add.reduce(piece_corners, axis=1) / sides  # = piece_corners.mean(axis=1)
         cosines = -np.einsum("ij,ij->i", normals, centers) / np.linalg.norm(centers, axis=1)
         if at_fitted_angle:
             cells_px[members] = polygons + origin
             facing[members] = cosines
             measured[members] = True
         hull = cv2.convexHull(outline.astype(np.float32)).reshape(-1, 2)
+        rounded = np.rint(polygons).astype(np.int32)
         cells = [
-            (int(f), np.rint(polygon).astype(np.int32))
-            for f, polygon, cosine in zip(members, polygons, cosines, strict=True)
+            (f, polygon)
+            for f, polygon, cosine in zip(members.tolist(), rounded, cosines.tolist(), strict=True)
             if cosine > 0
         ]
-        depth = float(np.linalg.norm(solid.mean(axis=0)))
+        depth = float(np.linalg.norm(np.add.reduce(solid, axis=0) / len(solid)))
         drawn.append((depth, np.rint(hull).astype(np.int32), cells))
     index = np.full(shape, EMPTY, np.int32)
     for _, hull, cells in sorted(drawn, key=lambda d: -d[0]):  # farthest first, nearest last
@@ -202,7 +205,7 @@ def _render(
 
 
 def _scaled(polygon: FloatArray, scale: float) -> FloatArray:
-    center = polygon.mean(axis=0)
+    center = np.add.reduce(polygon, axis=0) / len(polygon)  # = polygon.mean(axis=0)
     return np.asarray(center + (polygon - center) * scale, dtype=np.float64)
 
 
@@ -252,9 +255,6 @@ def _measure(
     pixels = cv2.countNonZero(inner)
     if pixels < MIN_INNER_PX:
         return None
-    box = crop[y0:y1, x0:x1]
-    lab = cv2.cvtColor(box.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
-    inner_mean, inner_std = cv2.meanStdDev(lab, mask=inner)
     # The border band side by side: a sticker is set off from its border on every side; a
     # finger across the cell is not (it continues over the border where it enters and leaves).
     # Sides whose band is thinner than MIN_BAND_PX (the short sides of a cell seen at a grazing
@@ -262,21 +262,33 @@ def _measure(
     # distinct counts: a fit a little off can put one side's band on the sticker, but a finger
     # crossing the cell spoils two.
     shrunk = _scaled(cell, BORDER_SCALE)
-    contrasts = []
+    segments = []
     for side in range(len(cell)):
         following = (side + 1) % len(cell)
         band = np.array([cell[side], cell[following], shrunk[following], shrunk[side]])
         segment = _mask(shape, band, origin) & own
-        length = float(np.linalg.norm(cell[following] - cell[side]))
-        if cv2.countNonZero(segment) < MIN_BAND_PX * max(length, 1.0):
-            continue
-        segment_mean = np.asarray(cv2.mean(lab, mask=segment)[:3])
-        contrasts.append(float(np.linalg.norm(inner_mean.reshape(3) - segment_mean)))
-    if len(contrasts) < 2:
+        edge = cell[following] - cell[side]
+        length = math.sqrt(float(edge.dot(edge)))  # np.linalg.norm(edge), without its overhead
+        if cv2.countNonZero(segment) >= MIN_BAND_PX * max(length, 1.0):
+            segments.append(segment)
+    if len(segments) < 2:
         return None
+    box = crop[y0:y1, x0:x1]
+    lab, (lab_inner, *lab_segments) = lab_samples(box, [inner, *segments])
+    inner_mean, inner_std = cv2.meanStdDev(lab, mask=lab_inner)
+    inner_lab = np.asarray(inner_mean, dtype=np.float64).reshape(3)
+    contrasts = [_distance(inner_lab, cv2.mean(lab, mask=segment)[:3]) for segment in lab_segments]
     contrast = sorted(contrasts)[1] if len(contrasts) >= 3 else min(contrasts)
     mean_bgr = np.asarray(cv2.mean(box, mask=inner)[:3], dtype=np.float64)
-    return _Measure(mean_bgr, float(np.mean(inner_std)), int(pixels), contrast, float(own_fraction))
+    spread = float(np.add.reduce(inner_std, axis=None) / inner_std.size)  # = np.mean(inner_std)
+    return _Measure(mean_bgr, spread, int(pixels), contrast, float(own_fraction))
+
+
+def _distance(first: FloatArray, second: Sequence[float]) -> float:
+    """np.linalg.norm(first - second) of two colours, without its overhead (the same dot and
+    square root)."""
+    difference = first - np.asarray(second)
+    return math.sqrt(float(difference.dot(difference)))
 
 
 def _tight_parts(
@@ -292,7 +304,8 @@ def _tight_parts(
     for detection in np.nonzero(fit.assignment >= 0)[0]:
         facelet = int(fit.assignment[detection])
         sample = detected[detection]
-        gap = float(np.linalg.norm(sample.center_px - cells[facelet].mean(axis=0)))
+        cell = cells[facelet]
+        gap = float(np.linalg.norm(sample.center_px - np.add.reduce(cell, axis=0) / len(cell)))
         errors[int(axis.facelet_part[facelet])].append(gap / max(sample.size_px, 1e-6))
     return [
         bool(found)

@@ -39,7 +39,9 @@ class Patch:
     center: NDArray[np.float64] = field(init=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "center", np.asarray(self.corners.mean(axis=0), dtype=np.float64))
+        # np.add.reduce / count is corners.mean(axis=0) without np.mean's Python overhead.
+        center = np.add.reduce(self.corners, axis=0) / len(self.corners)
+        object.__setattr__(self, "center", np.asarray(center, dtype=np.float64))
 
     @property
     def size(self) -> float:
@@ -82,49 +84,49 @@ def _refine_corners(
     """Intersect straight lines fitted to the outline points nearest each polygon side."""
     sides = len(polygon)
     starts = polygon.astype(np.float64)
-    vectors = np.roll(starts, -1, axis=0) - starts
-    lengths = np.linalg.norm(vectors, axis=1)
-    if np.any(lengths < 2):
+    following = np.arange(1, sides + 1) % sides
+    vectors = starts[following] - starts
+    lengths = np.sqrt(vectors[:, 0] * vectors[:, 0] + vectors[:, 1] * vectors[:, 1])
+    if lengths.min() < 2:
         return starts
     points = outline.astype(np.float64)
-    # Position along and distance from every side's line, for every outline point.
-    directions = vectors / lengths[:, None]
-    relative = points[:, None, :] - starts[None, :, :]
-    along = np.einsum("nkd,kd->nk", relative, directions) / lengths[None, :]
-    across = np.abs(
-        relative[..., 0] * directions[None, :, 1] - relative[..., 1] * directions[None, :, 0]
-    )
-    outside = np.clip(-along, 0, None) + np.clip(along - 1, 0, None)
-    owner = np.argmin(across + outside * lengths[None, :], axis=1)
-    centres = np.zeros((sides, 2))
-    directions_fit = np.zeros((sides, 2))
-    for side in range(sides):
-        # Ignore points near the corners, where rounded sticker corners bend the outline.
-        chosen = (owner == side) & (along[:, side] > 0.15) & (along[:, side] < 0.85)
-        if int(chosen.sum()) < 4:
-            return starts
-        selected = points[chosen]
-        centre = selected.mean(axis=0)
-        dx, dy = (selected - centre).T
-        # Total least squares line: the principal direction of the points (closed form).
-        angle = 0.5 * np.arctan2(2.0 * float(dx @ dy), float(dx @ dx) - float(dy @ dy))
-        centres[side] = centre
-        directions_fit[side] = (np.cos(angle), np.sin(angle))
+    # Position along and distance from every side's line, for every outline point (one
+    # coordinate at a time: contiguous (n, K) arrays instead of strided (n, K, 2) ones).
+    direction_x, direction_y = vectors[:, 0] / lengths, vectors[:, 1] / lengths
+    relative_x = points[:, :1] - starts[:, 0]
+    relative_y = points[:, 1:] - starts[:, 1]
+    along = (relative_x * direction_x + relative_y * direction_y) / lengths
+    across = np.abs(relative_x * direction_y - relative_y * direction_x)
+    outside = np.maximum(-along, 0.0) + np.maximum(along - 1, 0.0)
+    owner = np.argmin(across + outside * lengths, axis=1)
+    # Ignore points near the corners, where rounded sticker corners bend the outline.
+    chosen = (owner[:, None] == np.arange(sides)) & (along > 0.15) & (along < 0.85)
+    selected = [points[chosen[:, side]] for side in range(sides)]
+    if min(len(points_of_side) for points_of_side in selected) < 4:
+        return starts
+    lines = [_side_line(points_of_side) for points_of_side in selected]
     corners = []
     for side in range(sides):
-        p1, d1 = centres[side - 1], directions_fit[side - 1]
-        p2, d2 = centres[side], directions_fit[side]
-        determinant = d1[0] * (-d2[1]) - d1[1] * (-d2[0])
+        (x1, y1, u1, v1), (x2, y2, u2, v2) = lines[side - 1], lines[side]
+        determinant = u1 * (-v2) - v1 * (-u2)
         if abs(determinant) < 1e-6:
             return starts
-        offset = p2 - p1
-        s = (offset[0] * (-d2[1]) - offset[1] * (-d2[0])) / determinant
-        corners.append(p1 + s * d1)
+        s = ((x2 - x1) * (-v2) - (y2 - y1) * (-u2)) / determinant
+        corners.append((x1 + s * u1, y1 + s * v1))
     refined = np.array(corners, dtype=np.float64)
     # The refined corners must stay close to the rough ones; otherwise keep the rough ones.
     if np.abs(refined - starts).max() > 0.25 * lengths.min():
         return starts
     return refined
+
+
+def _side_line(selected: NDArray[np.float64]) -> tuple[float, float, float, float]:
+    """Centre (x, y) and unit direction (u, v) of the total least squares line through points:
+    the principal direction of the points (closed form)."""
+    centre = np.add.reduce(selected, axis=0) / len(selected)  # = selected.mean(axis=0)
+    dx, dy = (selected - centre).T
+    angle = 0.5 * np.arctan2(2.0 * float(dx @ dy), float(dx @ dx) - float(dy @ dy))
+    return float(centre[0]), float(centre[1]), float(np.cos(angle)), float(np.sin(angle))
 
 
 def find_patches(
@@ -138,6 +140,7 @@ def find_patches(
     refine: bool = True,
     method: str = "both",
     size_range: tuple[float, float] | None = None,
+    value: NDArray[np.uint8] | None = None,
 ) -> tuple[Patch, ...]:
     """Every convex bright patch with `sides` corners in a BGR image.
 
@@ -151,6 +154,7 @@ def find_patches(
     method : "edges" (regions enclosed by colour edges), "brightness" (patches brighter than
         their surroundings) or "both" (the union, one patch per sticker).
     size_range : keep only patches whose size (square root of area) lies in this range.
+    value : `brightness(image)`, if the caller has it already (it is not computed again).
     """
     height, width = image.shape[:2]
     if block is None:
@@ -160,8 +164,10 @@ def find_patches(
         edges = canny_edges(image)
         masks.append(edge_regions(image, edges=edges))
     if method in ("brightness", "both"):
-        value = np.asarray(cv2.GaussianBlur(brightness(image), (3, 3), 0), dtype=np.uint8)
-        masks.append(patch_mask(value, block, margin))
+        if value is None:
+            value = brightness(image)
+        smooth = np.asarray(cv2.GaussianBlur(value, (3, 3), 0), dtype=np.uint8)
+        masks.append(patch_mask(smooth, block, margin))
     max_area = max_area_fraction * height * width
     rough: list[_Rough] = []
     for mask in masks:
@@ -225,15 +231,19 @@ def _deduplicate(candidates: list[_Rough]) -> list[_Rough]:
         range(len(candidates)),
         key=lambda i: abs(candidates[i].fill - 1.0),
     )
-    centers = np.array([candidates[i].polygon.mean(axis=0) for i in order])
+    polygons = [candidates[i].polygon for i in order]
+    centers = np.array([np.add.reduce(polygon, axis=0) / len(polygon) for polygon in polygons])
     sizes = np.sqrt(np.array([candidates[i].area for i in order]))
+    # Every pair at once (row k, column j: polygon j seen from polygon k), then the greedy pass
+    # in plain Python.
+    offset_x = centers[None, :, 0] - centers[:, None, 0]
+    offset_y = centers[None, :, 1] - centers[:, None, 1]
+    gaps = np.sqrt(offset_x * offset_x + offset_y * offset_y)
+    close = (gaps <= 0.35 * np.minimum(sizes[None, :], sizes[:, None])).tolist()
     kept: list[int] = []
-    for k in range(len(order)):
-        if kept:
-            gaps = np.linalg.norm(centers[kept] - centers[k], axis=1)
-            if np.any(gaps <= 0.35 * np.minimum(sizes[kept], sizes[k])):
-                continue
-        kept.append(k)
+    for k, near in enumerate(close):
+        if not any(near[j] for j in kept):
+            kept.append(k)
     return [candidates[order[k]] for k in kept]
 
 
@@ -241,8 +251,11 @@ def _rough_polygons(
     contours: Sequence[NDArray[np.int32]], sides: int, min_area: float, max_area: float
 ) -> list[_Rough]:
     found = []
+    # A closed outline of n pixel steps (each at most sqrt(2) long) encloses at most
+    # n^2 / (2 pi) pixels (the isoperimetric inequality): shorter ones are too small to measure.
+    shortest = max(3 * sides, int(np.ceil(np.sqrt(2.0 * np.pi * min_area))) - 1)
     for contour in contours:
-        if len(contour) < 3 * sides:
+        if len(contour) < shortest:
             continue
         area = cv2.contourArea(contour)
         if area < min_area or area > max_area:
@@ -260,7 +273,8 @@ def _rough_polygons(
         fill = area / polygon_area
         if not 0.8 <= fill <= 1.25:
             continue
-        edges = np.linalg.norm(np.roll(polygon, -1, axis=0) - polygon, axis=1)
+        sides_px = polygon[np.arange(1, sides + 1) % sides] - polygon
+        edges = np.sqrt(sides_px[:, 0] * sides_px[:, 0] + sides_px[:, 1] * sides_px[:, 1])
         if edges.min() < 0.2 * edges.max():
             continue
         outline = contour.reshape(-1, 2).astype(np.float32)
@@ -271,5 +285,6 @@ def _rough_polygons(
 def _clockwise(corners: NDArray[np.float64]) -> NDArray[np.float64]:
     """Corners ordered clockwise on screen (image y points down), starting anywhere."""
     x, y = corners[:, 0], corners[:, 1]
-    signed = float(np.sum(x * np.roll(y, -1) - np.roll(x, -1) * y))
+    following = np.arange(1, len(corners) + 1) % len(corners)
+    signed = float(np.sum(x * y[following] - x[following] * y))
     return corners if signed > 0 else corners[::-1].copy()

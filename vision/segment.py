@@ -9,6 +9,7 @@ and the rounded sticker corners mix in black). Glare shows up as a large brightn
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -36,7 +37,8 @@ class Facelet:
 
     @property
     def center_px(self) -> NDArray[np.float64]:
-        return np.asarray(self.corners_px.mean(axis=0), dtype=np.float64)
+        # The mean over the corners, without np.mean's Python overhead (same sum and division).
+        return np.asarray(np.add.reduce(self.corners_px, axis=0) / len(self.corners_px), np.float64)
 
     @property
     def size_px(self) -> float:
@@ -52,11 +54,29 @@ class FaceletSegmentation:
     confidence: float
 
 
+def lab_samples(
+    image: NDArray[np.uint8], masks: Sequence[NDArray[np.uint8]]
+) -> tuple[NDArray[np.float32], list[NDArray[np.uint8]]]:
+    """CIELAB (of BGR / 255, in float) of the pixels in any of `masks`, as one image row, and
+    each mask over that row.
+
+    Masked statistics on them equal those on the whole image converted: OpenCV converts each
+    pixel on its own and sums the masked pixels in order. Only the masked pixels are converted.
+    """
+    union = masks[0] if len(masks) == 1 else np.bitwise_or.reduce(np.asarray(masks))
+    index = np.flatnonzero(union)
+    pixels = image.reshape(-1, 3).take(index, axis=0).reshape(1, -1, 3)
+    lab = np.asarray(
+        cv2.cvtColor(pixels.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab), dtype=np.float32
+    )
+    return lab, [mask.reshape(-1).take(index).reshape(1, -1) for mask in masks]
+
+
 def sample_color(
     image: NDArray[np.uint8], corners: NDArray[np.float64]
 ) -> tuple[NDArray[np.float64], float, int]:
     """Mean BGR, CIELAB spread and pixel count inside the central part of a polygon."""
-    center = corners.mean(axis=0)
+    center = np.add.reduce(corners, axis=0) / len(corners)  # = corners.mean(axis=0)
     inner = center + (corners - center) * SAMPLE_SCALE
     x, y, w, h = cv2.boundingRect(inner.astype(np.float32))
     height, width = image.shape[:2]
@@ -70,17 +90,33 @@ def sample_color(
     count = int(cv2.countNonZero(mask))
     if count == 0:
         return np.asarray(crop.reshape(-1, 3).mean(axis=0), np.float64), 0.0, int(crop.size // 3)
-    mean, _ = cv2.meanStdDev(crop, mask=mask)
+    # cv2.mean gives the same mean as cv2.meanStdDev, without the deviation not used here.
+    mean = cv2.mean(crop, mask=mask)[:3]
     # Spread in CIELAB units, what colour classification compares colour differences with.
-    lab = cv2.cvtColor(crop.astype(np.float32) / 255.0, cv2.COLOR_BGR2Lab)
-    _, lab_std = cv2.meanStdDev(lab, mask=mask)
-    return np.asarray(mean, np.float64).reshape(3), float(np.mean(lab_std)), count
+    lab, (lab_mask,) = lab_samples(crop, [mask])
+    _, lab_std = cv2.meanStdDev(lab, mask=lab_mask)
+    # np.add.reduce / size is np.mean without its Python overhead (the same sum and division).
+    spread = float(np.add.reduce(lab_std, axis=None) / lab_std.size)
+    return np.asarray(mean, np.float64).reshape(3), spread, count
+
+
+def _apart(patch: Patch, centers: NDArray[np.float64], sizes: NDArray[np.float64]) -> bool:
+    """Whether a patch's centre is more than 0.35 sizes (the smaller) from every other's."""
+    offsets = centers - patch.center
+    gaps = np.sqrt(offsets[:, 0] * offsets[:, 0] + offsets[:, 1] * offsets[:, 1])
+    return bool(np.all(gaps > 0.35 * np.minimum(patch.size, sizes)))
 
 
 def segment_facelets(
-    image: NDArray[np.uint8], region: PuzzleRegion, *, sides: int = 4, method: str = "both"
+    image: NDArray[np.uint8],
+    region: PuzzleRegion,
+    *,
+    sides: int = 4,
+    method: str = "both",
+    value: NDArray[np.uint8] | None = None,
 ) -> FaceletSegmentation:
-    """Stage 2: facelets in and around `region`, each with a colour sample."""
+    """Stage 2: facelets in and around `region`, each with a colour sample (`value`: the
+    frame's `brightness`, if the caller has it already: its crop is the crop's)."""
     height, width = image.shape[:2]
     sticker = region.sticker_px
     x, y, w, h = region.bbox
@@ -97,6 +133,7 @@ def segment_facelets(
         max_area_fraction=1.0,
         size_range=(0.4 * sticker, 2.5 * sticker),
         method=method,
+        value=None if value is None else value[y0:y1, x0:x1],
     )
     offset = np.array([x0, y0], dtype=np.float64)
     kept: list[Patch] = [
@@ -104,16 +141,17 @@ def segment_facelets(
     ]
     # Stage 1 patches the local pass missed (its threshold window is tuned to the sticker size,
     # which can merge a sticker with a bright bevel) are kept as stage 1 outlined them.
+    centers = [patch.center for patch in kept]
+    sizes = [patch.size for patch in kept]
     for patch in region.patches:
-        if all(
-            np.linalg.norm(patch.center - other.center) > 0.35 * min(patch.size, other.size)
-            for other in kept
-        ):
+        if _apart(patch, np.array(centers).reshape(-1, 2), np.array(sizes)):
             kept.append(patch)
+            centers.append(patch.center)
+            sizes.append(patch.size)
     facelets = []
     for patch in kept:
         mean, spread, count = sample_color(image, patch.corners)
-        shape_score = float(np.clip(1.0 - abs(patch.fill - 1.0) * 3.0, 0.0, 1.0))
+        shape_score = min(max(1.0 - abs(patch.fill - 1.0) * 3.0, 0.0), 1.0)
         facelets.append(
             Facelet(
                 corners_px=patch.corners,
