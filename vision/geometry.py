@@ -1016,44 +1016,6 @@ PLACEMENT_MARGIN = 0.5
 PLACEMENT_SIZE_RANGE = (0.6, 1.5)
 
 
-def _drop_unmeasured_placements(
-    problem: _Problem,
-    rotation: FloatArray,
-    translation: FloatArray,
-    active_axis: int,
-    part_angles: list[list[PartAngle | None]],
-    assignment: NDArray[np.int64],
-) -> NDArray[np.int64]:
-    """Unplace detections on a part that shows clearly but mostly does not match, about an
-    axis whose angle for it was not measured.
-
-    Such a part may be turned (a layer at 43 degrees whose one outlined sticker matched the
-    cell of the aligned layer, read yellow where the cell is blue); placing its stickers as if
-    it were aligned is a guess. A part unmeasured only because little of it shows keeps its
-    placements. The second look (`second_look.py`) samples the part at another view's angle.
-    """
-    model = problem.model
-    if active_axis < 0:
-        return assignment
-    angles = [a.angle_deg if a is not None else 0.0 for a in part_angles[active_axis]]
-    centers, normals = _turned_model(model, active_axis, angles)
-    in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
-    placed = assignment >= 0
-    on = np.zeros(model.facelet_count, dtype=bool)
-    on[assignment[placed]] = True
-    result = assignment.copy()
-    for axis_index, (axis, parts) in enumerate(zip(model.axes, part_angles, strict=True)):
-        if axis_index == active_axis or not parts:
-            continue
-        for part, angle in enumerate(parts):
-            if angle is not None:
-                continue
-            cells = axis.facelet_part == part
-            if np.sum(on & cells) < MIN_PART_COVERAGE * np.sum(in_view & cells):
-                result[placed & cells[np.maximum(assignment, 0)]] = -1
-    return result
-
-
 def _drop_doubtful_placements(
     problem: _Problem,
     rotation: FloatArray,
@@ -1099,6 +1061,44 @@ def _drop_doubtful_placements(
             or not PLACEMENT_SIZE_RANGE[0] <= ratio <= PLACEMENT_SIZE_RANGE[1]
         ):
             result[detection] = -1
+    return result
+
+
+def _drop_unmeasured_placements(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    active_axis: int,
+    part_angles: list[list[PartAngle | None]],
+    assignment: NDArray[np.int64],
+) -> NDArray[np.int64]:
+    """Unplace detections on a part that shows clearly but mostly does not match, about an
+    axis whose angle for it was not measured.
+
+    Such a part may be turned (a layer at 43 degrees whose one outlined sticker matched the
+    cell of the aligned layer, read yellow where the cell is blue); placing its stickers as if
+    it were aligned is a guess. A part unmeasured only because little of it shows keeps its
+    placements. The second look (`second_look.py`) samples the part at another view's angle.
+    """
+    model = problem.model
+    if active_axis < 0:
+        return assignment
+    angles = [a.angle_deg if a is not None else 0.0 for a in part_angles[active_axis]]
+    centers, normals = _turned_model(model, active_axis, angles)
+    in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
+    placed = assignment >= 0
+    on = np.zeros(model.facelet_count, dtype=bool)
+    on[assignment[placed]] = True
+    result = assignment.copy()
+    for axis_index, (axis, parts) in enumerate(zip(model.axes, part_angles, strict=True)):
+        if axis_index == active_axis or not parts:
+            continue
+        for part, angle in enumerate(parts):
+            if angle is not None:
+                continue
+            cells = axis.facelet_part == part
+            if np.sum(on & cells) < MIN_PART_COVERAGE * np.sum(in_view & cells):
+                result[placed & cells[np.maximum(assignment, 0)]] = -1
     return result
 
 
