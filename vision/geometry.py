@@ -1016,6 +1016,17 @@ PLACEMENT_MARGIN = 0.5
 PLACEMENT_SIZE_RANGE = (0.6, 1.5)
 
 
+def _active_model(
+    model: PuzzleModel, active_axis: int, part_angles: list[list[PartAngle | None]]
+) -> tuple[FloatArray, FloatArray]:
+    """Facelet centres and normals with the active axis's parts at their measured angles
+    (unmeasured ones aligned); the untouched model without an active axis."""
+    if active_axis < 0:
+        return model.facelet_centers, model.facelet_normals
+    angles = [a.angle_deg if a is not None else 0.0 for a in part_angles[active_axis]]
+    return _turned_model(model, active_axis, angles)
+
+
 def _drop_doubtful_placements(
     problem: _Problem,
     rotation: FloatArray,
@@ -1029,17 +1040,7 @@ def _drop_doubtful_placements(
     One facelet read at the wrong place can turn a solved puzzle into "two moves away"; a
     facelet left unseen only widens what the rules engine considers.
     """
-    model = problem.model
-    angles = (
-        [a.angle_deg if a is not None else 0.0 for a in part_angles[active_axis]]
-        if active_axis >= 0
-        else []
-    )
-    centers, normals = (
-        _turned_model(model, active_axis, angles)
-        if active_axis >= 0
-        else (model.facelet_centers, model.facelet_normals)
-    )
+    centers, normals = _active_model(problem.model, active_axis, part_angles)
     visible = _facing(normals, centers, rotation, translation)
     predicted = project(centers, rotation, translation, problem.matrix)
     expected = _expected_sizes(problem, normals, centers, rotation, translation)
@@ -1083,8 +1084,7 @@ def _drop_unmeasured_placements(
     model = problem.model
     if active_axis < 0:
         return assignment
-    angles = [a.angle_deg if a is not None else 0.0 for a in part_angles[active_axis]]
-    centers, normals = _turned_model(model, active_axis, angles)
+    centers, normals = _active_model(model, active_axis, part_angles)
     in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
     placed = assignment >= 0
     on = np.zeros(model.facelet_count, dtype=bool)
