@@ -199,11 +199,17 @@ def _sticker_corners(model: PuzzleModel, fraction: float) -> FloatArray:
 
 def _sticker_area(model: PuzzleModel, fraction: float) -> float:
     """Mean sticker area (mm^2): the cell polygon's area scaled by fraction squared."""
+    return float(_mean_cell_area(model) * fraction**2)
+
+
+@functools.cache
+def _mean_cell_area(model: PuzzleModel) -> np.float64:
+    """Mean area (mm^2) of the facelet cell polygons (a per-model constant)."""
     cells = model.facelet_corners
     edges1 = cells[:, 1:-1] - cells[:, :1]
     edges2 = cells[:, 2:] - cells[:, :1]
     areas = 0.5 * np.linalg.norm(np.cross(edges1, edges2), axis=-1).sum(axis=1)
-    return float(np.mean(areas) * fraction**2)
+    return np.float64(np.mean(areas))
 
 
 #: Predictions are compared with the detections in batches of at most this many distances:

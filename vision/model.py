@@ -59,12 +59,14 @@ class PuzzleModel:
     def facelet_count(self) -> int:
         return int(self.facelet_centers.shape[0])
 
-    @property
+    # Constants of the model (its arrays are never changed), computed on first use: stages 3
+    # and their checks ask for them several times per view.
+    @functools.cached_property
     def radius(self) -> float:
         """Distance from the centre to the farthest sticker corner (mm)."""
         return float(np.linalg.norm(self.facelet_corners, axis=-1).max())
 
-    @property
+    @functools.cached_property
     def sticker_size(self) -> float:
         """Typical facelet cell edge length (mm)."""
         edges = np.roll(self.facelet_corners, -1, axis=1) - self.facelet_corners
