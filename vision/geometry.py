@@ -149,10 +149,8 @@ def _match(
     compatible: NDArray[np.bool_] | None = None,
 ) -> tuple[NDArray[np.int64], FloatArray]:
     """One-to-one nearest matches: for each detection, a predicted index or -1, and distances."""
-    result = np.full(len(detected), -1, dtype=np.int64)
-    distances = np.full(len(detected), np.inf)
     if len(predicted) == 0 or len(detected) == 0:
-        return result, distances
+        return np.full(len(detected), -1, dtype=np.int64), np.full(len(detected), np.inf)
     along_x = detected[:, :1] - predicted[:, 0]
     along_y = detected[:, 1:] - predicted[:, 1]
     gap = np.sqrt(along_x * along_x + along_y * along_y)
@@ -731,11 +729,12 @@ def _fit_axis(
     result: list[PartAngle | None] = []
     for part in range(parts):
         mine = owner == part
-        expected = int(np.sum(in_view & (axis.facelet_part == part)))
+        matched = int(np.count_nonzero(mine))
+        expected = int(np.count_nonzero(in_view[_part_facelets(model, axis_index)[part]]))
         # A tiny part (a Pyraminx tip: three facelets, one per face) may show only one; its
         # corners alone fix its angle. Larger parts need two.
         needed = 1 if len(_part_facelets(model, axis_index)[part]) <= 3 else MIN_PART_FACELETS
-        if int(mine.sum()) < needed or mine.sum() < MIN_PART_COVERAGE * expected:
+        if matched < needed or matched < MIN_PART_COVERAGE * expected:
             # One facelet is no evidence of a layer's angle (it may be clutter next to it), and
             # a part whose facelets mostly are not where its angle puts them is not measured:
             # its real facelets are hidden or missed, and what matched may be something else.
@@ -752,7 +751,7 @@ def _fit_axis(
                 rotation_about(axis.direction, steps * axis.step_deg)
             )[snapped]
         assignment[detections[mine]] = snapped
-        result.append(PartAngle(float(angle), float(sigmas[part]), int(mine.sum())))
+        result.append(PartAngle(float(angle), float(sigmas[part]), matched))
     _snap_pairs_consistently(model, axis, result, assignment)
     return result, assignment
 
