@@ -76,6 +76,8 @@ class Verdict:
     #: True when the colours are no legal state of the puzzle (a twisted corner, wrong counts,
     #: no legal filling of the unseen facelets): the verdict is then review.
     unreachable: bool = False
+    #: When unseen facelets make it review: the verdicts their legal fillings give (sorted).
+    possible: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -196,6 +198,7 @@ def _judge_unseen(
             count,
             (*reasons, f"{hidden}: they could change the result ({' or '.join(verdicts)})"),
             no_pairs,
+            possible=tuple(verdicts),
         )
     if found.out_of_nodes and not extras:
         return Verdict(

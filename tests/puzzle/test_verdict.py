@@ -150,6 +150,15 @@ def test_hidden_layer_that_could_be_turned_is_review() -> None:
     result = verdict_of(observe("333", "", unknown=[*D_FACE, *BOTTOM_ROWS]))
     assert result.verdict == "review"
     assert any("could change the result" in r for r in result.reasons)
+    assert result.possible == ("+2", "DNF", "solved")
+
+
+def test_possible_verdicts_are_given_only_for_review() -> None:
+    """`possible` lists what the unseen facelets' legal fillings give when they disagree."""
+    turned = verdict_of(observe("333", "R", unknown=[*D_FACE, *BOTTOM_ROWS]))
+    assert turned.verdict == "review"
+    assert turned.possible == ("+2", "DNF")
+    assert verdict_of(observe("333", "R U", unknown=D_FACE)).possible == ()
 
 
 def test_nothing_seen_is_review() -> None:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import cv2
 import numpy as np
 import pytest
@@ -15,6 +18,7 @@ from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
 from judgecam.vision.fuse import Fusion
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import (
+    CheckResult,
     _arrangement_doubt,
     _colors_otherwise_sound,
     _verdict_without,
@@ -212,3 +216,42 @@ def test_the_only_facelet_seen_on_a_face_can_decide_the_verdict() -> None:
     assert fusion.verdict.verdict == "DNF"
     reason = _decisive_facelet(puzzle_model("333"), fusion)
     assert reason is not None and reason.startswith("one facelet decides the verdict")
+
+
+def _check_capture(corpus_dir: Path, capture: str) -> tuple[CheckResult, dict[str, Any]]:
+    """`check` on one corpus capture, with its views' true intrinsics and rig poses."""
+    import json
+
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / f"{capture}.json").read_text(encoding="utf-8"))
+    result = check(
+        [(view["image"], cv2.imread(str(corpus_dir / view["image"]))) for view in truth["views"]],
+        truth["puzzle"],
+        [intrinsics_from_truth(view) for view in truth["views"]],
+        world_from_camera=[np.asarray(view["world_from_camera"]) for view in truth["views"]],
+    )
+    return result, truth
+
+
+def test_a_facelet_that_only_tells_plus_two_from_dnf_is_not_sent_to_a_judge(
+    corpus_dir: Path,
+) -> None:
+    """c0028, a Pyraminx one move from solved: each of four facelets of the turned pieces alone
+    rules out a second move (without it: +2 or DNF). Such a reading neither penalises a solved
+    puzzle nor passes an unsolved one: +2, as the truth says."""
+    result, truth = _check_capture(corpus_dir, "c0028")
+    assert truth["verdict"] == "+2"
+    assert result.verdict == "+2", result.reasons
+    assert result.moves_from_solved == 1
+
+
+def test_a_facelet_that_alone_penalises_a_solved_puzzle_still_goes_to_a_judge(
+    corpus_dir: Path,
+) -> None:
+    """c0138, a solved 3x3x3: one facelet read green where it is blue (both cameras) makes it
+    DNF, and without it the unseen facelets allow solved: review, not DNF."""
+    result, truth = _check_capture(corpus_dir, "c0138")
+    assert truth["verdict"] == "solved"
+    assert result.verdict == "review"
+    assert any(reason.startswith("one facelet decides the verdict") for reason in result.reasons)
