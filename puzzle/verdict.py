@@ -128,6 +128,16 @@ class _Outcome:
     unreachable: bool = False
 
 
+def lightens_only(verdict: str, without: Sequence[str]) -> bool:
+    """Whether evidence that gives `verdict`, and without which the unseen facelets give the
+    verdicts `without`, only rules out the harsher penalty: +2 with it, +2 or DNF without it.
+
+    Were such evidence wrong, a DNF would be called +2; it can neither pass an unsolved puzzle
+    nor penalise a solved one, the two errors a judge cannot accept.
+    """
+    return verdict == PLUS_TWO and set(without) == {PLUS_TWO, DNF}
+
+
 def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
     """The verdict on `observation` of a puzzle of type `spec` (see the module docstring)."""
     if observation.puzzle != spec.name:

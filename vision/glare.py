@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.puzzle.observation import Observation
+from judgecam.puzzle.verdict import Verdict, lightens_only
 from judgecam.vision.fuse import Fusion, ViewEvidence, _view_samples
 from judgecam.vision.model import PuzzleModel
 
@@ -81,7 +82,7 @@ def glare_facelets(
 
 def verdict_without_faces(
     model: PuzzleModel, observation: Observation, faces: Sequence[int]
-) -> str:
+) -> Verdict:
     """The verdict with every facelet of `faces` read as unseen."""
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import UNKNOWN
@@ -90,8 +91,7 @@ def verdict_without_faces(
     labels = list(observation.facelets)
     for index in np.nonzero(np.isin(model.facelet_face, list(faces)))[0]:
         labels[int(index)] = UNKNOWN
-    trial = judge(get_puzzle(model.name), Observation(model.name, tuple(labels), observation.pairs))
-    return str(trial.verdict)
+    return judge(get_puzzle(model.name), Observation(model.name, tuple(labels), observation.pairs))
 
 
 def glare_decides(
@@ -99,7 +99,8 @@ def glare_decides(
     fusion: Fusion,
     views: Sequence[ViewEvidence | None],
 ) -> str | None:
-    """A reason for review if a penalty verdict does not survive leaving glare faces unseen."""
+    """A reason for review if a penalty verdict does not survive leaving glare faces unseen
+    (unless the glare faces only rule out the harsher penalty: `lightens_only`)."""
     if fusion.verdict.verdict not in PENALTIES:
         return None
     suspects = glare_facelets(model, views, fusion.permutations)
@@ -107,13 +108,15 @@ def glare_decides(
         return None
     faces = sorted({int(model.facelet_face[index]) for index in suspects})
     trial = verdict_without_faces(model, fusion.observation, faces)
-    if trial == fusion.verdict.verdict:
+    if trial.verdict == fusion.verdict.verdict or lightens_only(
+        fusion.verdict.verdict, trial.possible
+    ):
         return None
     names = ", ".join(model.face_names[face] for face in faces)
     logger.info("glare on face(s) %s decides %s", names, fusion.verdict.verdict)
     return (
         f"glare on face(s) {names} ({len(suspects)} facelet(s) washed out in one view, coloured "
-        f"in another) decides the verdict: {fusion.verdict.verdict} with it, {trial} "
+        f"in another) decides the verdict: {fusion.verdict.verdict} with it, {trial.verdict} "
         "without it"
     )
 

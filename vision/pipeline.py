@@ -145,14 +145,14 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
     leaving any one of them unseen, a single reading decides it, which a judge must confirm.
 
     Except where that reading only tells +2 from DNF: with it the puzzle is one move away, and
-    without it the unseen facelets allow one move or more, never solved (`_lightens_only`). The
+    without it the unseen facelets allow one move or more, never solved (`lightens_only`). The
     reading then neither penalises a solved puzzle nor passes an unsolved one, the two errors
     this check guards against; in a one-move state each facelet of the turned layer that alone
     pins its piece is such a reading (Pyraminx +2s: corpus c0028, c0043, c0146, c0199).
     """
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation
-    from judgecam.puzzle.verdict import judge
+    from judgecam.puzzle.verdict import judge, lightens_only
 
     labels = list(fusion.observation.facelets)
     odd: list[int] = []
@@ -174,7 +174,7 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
         trial = labels.copy()
         trial[index] = UNKNOWN
         verdict = judge(spec, Observation(model.name, tuple(trial), fusion.observation.pairs))
-        if verdict.verdict != fusion.verdict.verdict and not _lightens_only(
+        if verdict.verdict != fusion.verdict.verdict and not lightens_only(
             fusion.verdict.verdict, verdict.possible
         ):
             face_name = model.face_names[int(model.facelet_face[index])]
@@ -183,13 +183,6 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
                 f"{fusion.verdict.verdict} with it, {verdict.verdict} without it)"
             )
     return None
-
-
-def _lightens_only(verdict: str, without: Sequence[str]) -> bool:
-    """Whether a facelet that turns `verdict` into review when left unseen (whose unseen
-    fillings then give the verdicts `without`) only rules out a harsher penalty: +2 with it,
-    +2 or DNF without it."""
-    return verdict == "+2" and set(without) == {"+2", "DNF"}
 
 
 def _merge(first: FaceletSegmentation, others: list[FaceletSegmentation]) -> FaceletSegmentation:

@@ -260,3 +260,15 @@ def test_hiding_a_face_never_changes_a_verdict(puzzle: str, data: st.DataObject)
     assert hidden.verdict in {full.verdict, "review"}, text
     if full.verdict == "solved":
         assert hidden.verdict == "solved"  # a solved puzzle's hidden face is always implied
+
+
+def test_lightens_only_is_evidence_that_only_rules_out_the_harsher_penalty() -> None:
+    from judgecam.puzzle.verdict import lightens_only
+
+    assert lightens_only("+2", ("+2", "DNF"))
+    assert not lightens_only("+2", ("+2", "solved"))  # it would penalise a solved puzzle
+    assert not lightens_only("+2", ("+2", "DNF", "solved"))
+    assert not lightens_only("DNF", ("+2", "DNF"))  # it would make a +2 a DNF
+    assert not lightens_only("solved", ("+2", "solved"))  # it would pass an unsolved one
+    assert not lightens_only("+2", ("+2", "DNF", "review"))
+    assert not lightens_only("+2", ())
