@@ -32,8 +32,11 @@ from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
 from judgecam.vision.colorspace import ciede2000
 
 #: A face's factor is estimated only from at least this many confidently labelled facelets
-#: that share their colour with a facelet elsewhere (fewer is one or two facelets' word).
-MIN_FACE_FACELETS = 3
+#: that share their colour with a facelet elsewhere (fewer is one facelet's word). Two, not
+#: three: a 2x2x2 face has four facelets and often shows only two of a colour seen on another
+#: face, so with three most 2x2x2 captures had no face light at all (c0151: 7 of 20 colours
+#: wrong, the brightly lit top grouped apart).
+MIN_FACE_FACELETS = 2
 #: Labels at least this confident (stage 4's 0..1) take part in the estimate.
 MIN_CONFIDENCE = 0.5
 #: A facelet whose log-luminance misses the fit by more than this many median residuals (and

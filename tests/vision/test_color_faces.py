@@ -181,3 +181,51 @@ def test_pastels_with_one_face_far_brighter_are_read_right(light: str) -> None:
         ]
         assert confidently_wrong == [], (seed, confidently_wrong)
     assert right / total >= 0.98
+
+
+#: Fused samples of corpus capture c0151 (a pastel 2x2x2 at +2, rig poses), facelet index ->
+#: (CIELAB, spread, pixels, true colour). U is lit about twice as brightly as F, L and B: sky
+#: reads L* 63 on U and 35 on B, rose 61 on U and 34 on F.
+C0151_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
+    0: ((60.9, 44.4, 17.7), 0.4, 1710, "rose"),
+    1: ((63.4, -1.1, -27.0), 0.3, 1869, "sky"),
+    2: ((61.3, 44.3, 17.6), 0.3, 1980, "rose"),
+    3: ((63.8, -1.3, -26.8), 0.2, 2163, "sky"),
+    4: ((62.7, -3.2, 41.5), 0.6, 862, "lemon"),
+    5: ((62.9, -3.2, 41.2), 0.6, 659, "lemon"),
+    6: ((62.8, -2.9, 41.1), 0.6, 693, "lemon"),
+    7: ((62.9, -3.1, 40.8), 0.8, 607, "lemon"),
+    8: ((42.3, -20.6, 14.6), 0.3, 1301, "mint"),
+    9: ((34.4, 27.8, 12.3), 0.5, 1581, "rose"),
+    10: ((42.5, -20.8, 14.5), 0.3, 1137, "mint"),
+    11: ((34.6, 27.6, 12.2), 0.3, 1260, "rose"),
+    16: ((47.3, 0.9, 11.8), 0.3, 1752, "cream"),
+    17: ((47.2, 1.2, 11.6), 0.2, 1535, "cream"),
+    18: ((47.1, 0.9, 11.8), 0.3, 1477, "cream"),
+    19: ((47.1, 0.9, 11.8), 0.3, 1332, "cream"),
+    20: ((40.2, 15.6, 27.2), 0.5, 914, "peach"),
+    21: ((34.9, -1.2, -14.6), 0.3, 1064, "sky"),
+    22: ((40.1, 15.9, 27.0), 0.6, 795, "peach"),
+    23: ((34.9, -1.0, -14.9), 0.5, 942, "sky"),
+}
+
+
+def test_a_2x2x2_face_lit_apart_is_read_from_two_facelets_per_face() -> None:
+    """A 2x2x2 face shows at most four facelets, often only two of a colour seen elsewhere
+    (c0151: F shows two rose, U two rose and two sky, B two sky). With three required per face
+    no light was read, the bright U grouped apart and 7 of 20 colours were wrong, every one
+    under 0.9; two per face read the lights and every colour right and sure."""
+    samples: list[FaceletSample | None] = [None] * 24
+    for index, (lab, spread, pixels, _) in C0151_SAMPLES.items():
+        samples[index] = FaceletSample(lab, spread, pixels)
+    truth = {index: colour for index, (_, _, _, colour) in C0151_SAMPLES.items()}
+    model = piece_model("222")
+    labels = [truth.get(index) for index in range(24)]
+    gains = face_gains(model.face_of_facelet, samples, labels, [1.0] * 24)
+    assert gains is not None
+    u, f = model.faces.index("U"), model.faces.index("F")
+    assert gains[u] == pytest.approx(1.0) and gains[f] < 0.6
+    result = classify_colors(samples, "222")
+    pairs = [(result.labels[i], colour) for i, colour in truth.items()]
+    assert _partition_agreement(pairs) == len(truth)  # type: ignore[arg-type]
+    assert min(result.confidences[i] for i in truth) >= MIN_COLOR_CONFIDENCE
