@@ -33,6 +33,7 @@ from numpy.typing import NDArray
 from judgecam.puzzle.moves import Move, all_single_moves
 from judgecam.puzzle.observation import MISSING, UNKNOWN
 from judgecam.puzzle.reachability import (
+    FIXED_KINDS,
     Slot,
     check_against_scheme,
     orientation_moduli,
@@ -44,8 +45,6 @@ from judgecam.puzzle.registry import get_puzzle
 logger = logging.getLogger(__name__)
 
 HIDDEN_PREFIX = "unseen colour "
-#: Pieces that stay in their own slot: cube centres, a Pyraminx's axial centres and tips.
-_FIXED_KINDS = ("center", "tip")
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,7 @@ def _group(slot: Slot) -> int | tuple[str, int]:
     """Which pieces may sit in a slot: any of its kind and size, or (cube centres never leave
     their face; a Pyraminx's axial centres and tips only turn at their own vertex) only its
     own piece: taking one from another vertex would fill in a mirror image of the scheme."""
-    return slot.piece if slot.kind in _FIXED_KINDS else (slot.kind, len(slot.facelets))
+    return slot.piece if slot.kind in FIXED_KINDS else (slot.kind, len(slot.facelets))
 
 
 @lru_cache(maxsize=256)

@@ -43,6 +43,11 @@ class Slot:
     facelets: tuple[int, ...]
 
 
+#: Pieces that never leave their slot (they only turn in it): cube centres, a Pyraminx's
+#: axial centres and tips.
+FIXED_KINDS = ("center", "tip")
+
+
 @cache
 def slots(puzzle: str) -> tuple[Slot, ...]:
     """Every piece slot of `puzzle` with facelets in cyclic order, reference facelet first."""
@@ -245,7 +250,7 @@ def check_against_scheme(
     placed_fast: dict[int, tuple[int, int]] = {}
     for slot in table:
         hit = lookup.get((slot.kind, tuple(colors[i] for i in slot.facelets)))
-        if hit is None or hit[0] in placed_fast:
+        if hit is None or hit[0] in placed_fast or _left_its_slot(slot, hit[0]):
             break
         placed_fast[hit[0]] = (slot.piece, hit[1])
     else:  # every slot holds a distinct piece of the scheme: only the invariants remain
@@ -267,6 +272,13 @@ def check_against_scheme(
             reasons.append(
                 f"the {_kind_word(slot)} at {slot.name} shows {_listing(shown)}, "
                 f"which no {_kind_word(slot)} of this puzzle has"
+            )
+            continue
+        if _left_its_slot(slot, origin.piece):
+            reasons.append(
+                f"the {_kind_word(slot)} at {slot.name} shows {_listing(shown)}, the colours of "
+                f"the {_kind_word(origin)} at {origin.name} (a {_kind_word(slot)} only turns in "
+                "place: a reassembled puzzle)"
             )
             continue
         wanted = tuple(solved[i] for i in origin.facelets)
@@ -305,6 +317,11 @@ def _piece_lookup(
             shown = wanted[-k:] + wanted[:-k] if k else wanted
             lookup[(home.kind, shown)] = (home.piece, k)
     return lookup
+
+
+def _left_its_slot(slot: Slot, piece: int) -> bool:
+    """Whether `slot` holds another slot's piece of a kind that only turns in place."""
+    return slot.kind in FIXED_KINDS and piece != slot.piece
 
 
 def _kind_word(slot: Slot) -> str:

@@ -77,6 +77,20 @@ def test_pyraminx_flipped_and_swapped_edges() -> None:
     assert check_reachable(_twist(solved, "U", "tip")) == []
 
 
+@pytest.mark.parametrize("kind", ["tip", "center"])
+def test_pyraminx_tips_and_centres_never_leave_their_vertex(kind: str) -> None:
+    """Two tips (or axial centres) exchanged keep every colour count, cyclic order and edge
+    invariant, but no turn moves a tip or an axial centre to another vertex."""
+    colors = list(get_puzzle("pyram").solved_state().colors)
+    first, second = _slot("pyram", "U", kind).facelets, _slot("pyram", "L", kind).facelets
+    for i, j in zip(first, second, strict=True):
+        colors[i], colors[j] = colors[j], colors[i]
+    reasons = check_reachable(State("pyram", tuple(colors)))
+    assert reasons
+    if kind == "tip":  # the centres define the scheme, so it is the tips that moved
+        assert reasons[0].startswith("the tip at U shows") and "the tip at L" in reasons[0]
+
+
 def test_wrong_sticker_counts_and_centres() -> None:
     colors = list(get_puzzle("333").solved_state().colors)
     colors[0] = "green"
