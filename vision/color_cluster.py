@@ -38,17 +38,9 @@ class Clustering:
     cost: float
 
 
-#: CIEDE2000's lightness factor kL for the distances colours are clustered by: 2, the value the
-#: textile industry uses (CMC 2:1, CIE94 and CIEDE2000 kL = 2), counts a lightness difference
-#: half. On a puzzle, shading (a face turned from the lamp, a layer's shadow, two cameras'
-#: exposures) moves a sticker's lightness far more than its chroma and hue, so lightness is the
-#: least telling of the three; kL = 1 made shaded samples of one colour look like two.
-LIGHTNESS_FACTOR = 2.0
-
-
 def squared_distances(labs: NDArray[np.float64], means: NDArray[np.float64]) -> NDArray[np.float64]:
-    """(N, K) squared CIEDE2000 (kL = `LIGHTNESS_FACTOR`) between N colours and K cluster means."""
-    return ciede2000(labs[:, None, :], means[None, :, :], LIGHTNESS_FACTOR) ** 2
+    """(N, K) squared CIEDE2000 between N colours and K cluster means."""
+    return ciede2000(labs[:, None, :], means[None, :, :]) ** 2
 
 
 def balanced_assignment(

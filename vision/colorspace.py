@@ -36,17 +36,13 @@ def lab_to_bgr(lab: ArrayLike) -> NDArray[np.uint8]:
     return np.clip(np.rint(bgr * 255.0), 0, 255).astype(np.uint8).reshape(shape)
 
 
-def ciede2000(
-    lab1: ArrayLike, lab2: ArrayLike, lightness_factor: float = 1.0
-) -> NDArray[np.float64]:
+def ciede2000(lab1: ArrayLike, lab2: ArrayLike) -> NDArray[np.float64]:
     """CIEDE2000 colour difference between CIELAB colours, broadcast over leading axes.
 
     Notes
     -----
-    kC = kH = 1 and kL = `lightness_factor` (1 for the reference conditions; 2, the textile
-    industry's value, counts lightness differences half where the lighting makes them less
-    telling than chroma and hue). About 1 is a just-noticeable difference; colours of a
-    puzzle's faces are typically 20 or more apart.
+    kL = kC = kH = 1. About 1 is a just-noticeable difference; colours of a puzzle's faces are
+    typically 20 or more apart.
 
     References
     ----------
@@ -103,7 +99,7 @@ def ciede2000(
     s_h = 1.0 + 0.015 * cp_mean * t
     r_t = -np.sin(np.radians(2.0 * d_theta)) * r_c
 
-    tl = dlp / (s_l * lightness_factor)
+    tl = dlp / s_l
     tc = dcp / s_c
     th = dhp_big / s_h
     return np.sqrt(tl**2 + tc**2 + th**2 + r_t * tc * th)

@@ -16,8 +16,6 @@ from judgecam.vision.color_model import ColorClassification, FaceletSample
 from judgecam.vision.color_resolver import load_resolver_file, samples_from_resolver
 from judgecam.vision.color_simulation import LIGHTS, observe, scheme_from_rgb, scramble
 from judgecam.vision.colors import classify_colors
-from judgecam.vision.evaluate import _partition_agreement
-from judgecam.vision.pipeline import MIN_COLOR_CONFIDENCE
 
 # ----------------------------------------------------------------------------------------------
 # Simulation: scheme colours seen under a light, an exposure and noise.
@@ -427,81 +425,3 @@ def test_colours_of_unseen_centres_are_named_by_how_they_fit_the_scheme() -> Non
         if sample is not None and result.labels[index] != state.colors[index]
     ]
     assert wrong == []
-
-
-#: Fused samples of corpus capture c0183 (a solved Pyraminx, rig poses), facelet index ->
-#: (CIELAB, spread, pixels, true colour). R9, a yellow seen brighter than its face's other
-#: yellows (L* 81.5 against 69-70), was doubted "or red?" at confidence 0.24.
-C0183_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
-    0: ((42.9, 22.6, -60.0), 0.5, 1179, "blue"),
-    1: ((42.7, 22.6, -60.1), 0.5, 1161, "blue"),
-    2: ((42.9, 22.6, -60.0), 0.4, 1084, "blue"),
-    3: ((42.9, 22.6, -60.0), 0.7, 947, "blue"),
-    4: ((42.2, 22.6, -59.9), 0.5, 1124, "blue"),
-    5: ((42.5, 22.7, -60.1), 0.5, 1045, "blue"),
-    6: ((42.5, 22.7, -60.1), 0.8, 928, "blue"),
-    7: ((42.7, 22.9, -60.2), 0.7, 877, "blue"),
-    8: ((42.8, 22.2, -59.3), 0.9, 793, "blue"),
-    9: ((52.2, 63.0, 39.2), 0.7, 760, "red"),
-    10: ((52.7, 62.0, 38.1), 0.9, 557, "red"),
-    11: ((52.4, 63.1, 39.1), 0.7, 676, "red"),
-    12: ((52.1, 63.0, 39.8), 0.8, 760, "red"),
-    14: ((52.8, 61.6, 38.0), 0.9, 531, "red"),
-    15: ((52.6, 62.1, 38.8), 0.8, 574, "red"),
-    16: ((52.1, 62.8, 39.9), 0.6, 637, "red"),
-    17: ((51.9, 63.0, 39.6), 0.6, 757, "red"),
-    18: ((69.9, -1.0, 66.8), 0.6, 728, "yellow"),
-    19: ((69.6, -2.2, 66.8), 0.5, 592, "yellow"),
-    20: ((69.8, -2.4, 66.9), 0.5, 696, "yellow"),
-    21: ((69.5, -1.9, 66.9), 0.4, 688, "yellow"),
-    22: ((69.1, -2.0, 66.6), 0.3, 578, "yellow"),
-    23: ((69.3, -1.9, 66.7), 0.7, 829, "yellow"),
-    24: ((69.1, -2.1, 66.7), 0.5, 621, "yellow"),
-    25: ((69.3, -2.1, 66.6), 0.7, 484, "yellow"),
-    26: ((81.5, -2.1, 76.3), 0.8, 683, "yellow"),
-}
-
-#: Fused samples of corpus capture c0096 (a solved 2x2x2 under a dim, uneven light): the reds
-#: of B read (26, 17, 10) in one camera and (17, 27, 15) in the other, the orange of F
-#: (19.5, 19.4, 23): lightness is what the light changed most.
-C0096_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
-    0: ((32.0, 15.9, -43.1), 0.8, 1559, "blue"),
-    1: ((32.0, 16.0, -43.4), 0.7, 1667, "blue"),
-    2: ((31.9, 15.8, -43.1), 0.8, 1205, "blue"),
-    3: ((31.9, 15.8, -43.2), 0.8, 1484, "blue"),
-    4: ((46.3, 0.9, 9.4), 0.7, 1506, "white"),
-    5: ((46.6, 0.3, 9.8), 0.6, 1656, "white"),
-    7: ((51.5, 1.1, 9.8), 0.7, 433, "white"),
-    10: ((19.5, 19.4, 22.8), 1.1, 649, "orange"),
-    11: ((19.5, 19.3, 23.3), 1.1, 453, "orange"),
-    16: ((27.7, 0.6, 32.3), 0.8, 1002, "yellow"),
-    17: ((27.8, 0.1, 32.4), 0.8, 1034, "yellow"),
-    19: ((28.9, 0.5, 27.8), 1.1, 258, "yellow"),
-    20: ((25.7, 17.9, 9.5), 1.2, 277, "red"),
-    21: ((27.5, 16.3, 10.0), 1.2, 352, "red"),
-    22: ((16.6, 27.1, 15.6), 0.8, 1298, "red"),
-    23: ((16.7, 26.9, 15.4), 0.8, 872, "red"),
-}
-
-
-def _read(
-    truth: dict[int, tuple[tuple[float, float, float], float, int, str]], puzzle: str, count: int
-) -> tuple[ColorClassification, list[tuple[str | None, str]]]:
-    samples: list[FaceletSample | None] = [None] * count
-    for index, (lab, spread, pixels, _) in truth.items():
-        samples[index] = FaceletSample(lab, spread, pixels)
-    result = classify_colors(samples, puzzle)
-    return result, [(result.labels[i], colour) for i, (_, _, _, colour) in truth.items()]
-
-
-def test_a_brighter_sample_of_a_colour_is_not_doubted() -> None:
-    """Lightness counts half (kL = 2): 12 L* more on one yellow is a light, not a colour."""
-    result, pairs = _read(C0183_SAMPLES, "pyram", 36)
-    assert all(label == colour for label, colour in pairs)
-    assert min(result.confidences[i] for i in C0183_SAMPLES) >= MIN_COLOR_CONFIDENCE
-
-
-def test_reds_under_two_exposures_are_one_colour_apart_from_orange() -> None:
-    """With lightness at full weight the dim reds were split and one half merged with orange."""
-    _, pairs = _read(C0096_SAMPLES, "222", 24)
-    assert _partition_agreement(pairs) == len(pairs)  # type: ignore[arg-type]
