@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.puzzle.observation import Observation
-from judgecam.puzzle.verdict import Verdict, lightens_only
+from judgecam.puzzle.verdict import Verdict, judge, lightens_only
 from judgecam.vision.fuse import Fusion, ViewEvidence, _view_samples
 from judgecam.vision.model import PuzzleModel
 
@@ -86,7 +86,6 @@ def verdict_without_faces(
     """The verdict with every facelet of `faces` read as unseen."""
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import UNKNOWN
-    from judgecam.puzzle.verdict import judge
 
     labels = list(observation.facelets)
     for index in np.nonzero(np.isin(model.facelet_face, list(faces)))[0]:
