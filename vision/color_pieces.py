@@ -166,6 +166,22 @@ def _solve(costs: NDArray[np.float64]) -> tuple[NDArray[np.intp], float]:
 #: Arrangements whose best piece labellings cost within this fraction of the least are tied:
 #: the seen facelets cannot tell them apart (they differ only on faces no camera saw).
 TIE_TOLERANCE = 1e-9
+#: Relative slack on a lower bound before it rules an arrangement out: the bound and the
+#: assignment sum the same non-negative costs in different orders, which can differ in the last
+#: bits (a few 1e-16 relative), so a bound only counts when it clears the tie limit by more.
+BOUND_SLACK = 1e-12
+
+
+def _tie_limit(lowest: float) -> float:
+    """Highest total still tied with the least total `lowest` (`TIE_TOLERANCE`)."""
+    return lowest + TIE_TOLERANCE * max(1.0, abs(lowest))
+
+
+def _assignment_bounds(matrices: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Lower bounds on the optimal assignment cost of each of (P, S, S) cost matrices: every
+    row and every column takes one entry, so neither the row minima nor the column minima can
+    sum to more than the optimum."""
+    return np.maximum(matrices.min(axis=2).sum(axis=1), matrices.min(axis=1).sum(axis=1))
 
 
 def best_arrangement(
@@ -178,14 +194,29 @@ def best_arrangement(
     least, for (N, K) facelet-cluster costs. Where the pieces leave several tied (the faces
     that would tell them apart are unseen: a Pyraminx seen on two faces cannot show which way
     round its other two colours go), `prefer` breaks the tie: it scores the (T, F) tied
-    arrangements at once, lower is better."""
+    arrangements at once, lower is better.
+
+    Branch and bound: arrangements are solved in order of a lower bound on their total
+    (`_assignment_bounds`), and the search stops once the bound rules out a tie with the least
+    total found, so the choice is the one solving every arrangement would give.
+    """
     face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
-    totals = np.zeros(len(candidates))
-    for kind in model.kinds:
-        per_piece = orientation_costs(kind, face_costs).min(axis=-1)  # [p, s, q]
-        totals += [_solve(matrix)[1] for matrix in per_piece]
-    lowest = float(totals.min())
-    tied = np.nonzero(totals <= lowest + TIE_TOLERANCE * max(1.0, abs(lowest)))[0]
+    matrices = [orientation_costs(kind, face_costs).min(axis=-1) for kind in model.kinds]
+    bounds = np.zeros(len(candidates))
+    for per_piece in matrices:  # [p, s, q]
+        bounds += _assignment_bounds(per_piece)
+    totals = np.full(len(candidates), np.inf)
+    lowest = np.inf
+    for index in np.argsort(bounds, kind="stable"):
+        limit = _tie_limit(lowest)
+        if bounds[index] - BOUND_SLACK * max(1.0, abs(float(bounds[index]))) > limit:
+            break  # later bounds are no lower: no later arrangement can be tied or best
+        total = 0.0
+        for per_piece in matrices:
+            total += _solve(per_piece[index])[1]
+        totals[index] = total
+        lowest = min(lowest, total)
+    tied = np.nonzero(totals <= _tie_limit(lowest))[0]
     if prefer is None or len(tied) < 2:
         return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
     scores = np.asarray(prefer(candidates[tied]), dtype=np.float64)
