@@ -671,12 +671,16 @@ def _resolve(
         return naming_fit(model, arrangements, means, counts)
 
     arrangement = best_arrangement(model, costs, candidates, prefer)
+    means_of_members = False  # whether `means` (and so `costs`) are `_means` of `members`
     for _ in range(PIECE_ROUNDS):
         pieces = assign_pieces(model, costs, arrangement, with_margins=False)
         refined = members.copy()
         in_pieces = pieces.cluster[seen] >= 0
         refined[in_pieces] = pieces.cluster[seen][in_pieces]
         changed = not np.array_equal(refined, members)
+        if not changed and means_of_members:
+            break  # the same members give the same means and costs: nothing to recompute
+        means_of_members = True
         members = refined
         means = _means(labs, members, means)
         costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
