@@ -383,7 +383,7 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
         means: NDArray[np.float64],
         counts: NDArray[np.intp],
     ) -> NDArray[np.float64]:
-        allowed = np.stack([rotation_namings(model, row, faces) for row in arrangements])
+        allowed = rotation_namings(model, arrangements, faces)
         return naming_costs(means, counts, scheme_lab, allowed)
 
     return fit
