@@ -163,6 +163,12 @@ def _solve(costs: NDArray[np.float64]) -> tuple[NDArray[np.intp], float]:
     return cols.astype(np.intp), float(costs[rows, cols].sum())
 
 
+def _optimal_cost(costs: NDArray[np.float64]) -> float:
+    """The optimal assignment's total alone (what `_solve` returns second)."""
+    rows, cols = linear_sum_assignment(costs)
+    return float(costs[rows, cols].sum())
+
+
 #: Arrangements whose best piece labellings cost within this fraction of the least are tied:
 #: the seen facelets cannot tell them apart (they differ only on faces no camera saw).
 TIE_TOLERANCE = 1e-9
@@ -175,6 +181,11 @@ BOUND_SLACK = 1e-12
 def _tie_limit(lowest: float) -> float:
     """Highest total still tied with the least total `lowest` (`TIE_TOLERANCE`)."""
     return lowest + TIE_TOLERANCE * max(1.0, abs(lowest))
+
+
+def _beyond(bound: float, limit: float) -> bool:
+    """Whether a lower bound on a total (`BOUND_SLACK` allowed for) exceeds `limit`."""
+    return bound - BOUND_SLACK * max(1.0, abs(bound)) > limit
 
 
 def _assignment_bounds(matrices: NDArray[np.float64]) -> NDArray[np.float64]:
@@ -202,20 +213,24 @@ def best_arrangement(
     """
     face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
     matrices = [orientation_costs(kind, face_costs).min(axis=-1) for kind in model.kinds]
-    bounds = np.zeros(len(candidates))
-    for per_piece in matrices:  # [p, s, q]
-        bounds += _assignment_bounds(per_piece)
+    # remaining[k, p]: lower bound on what kinds k, k+1, ... add to arrangement p's total.
+    remaining = np.zeros((len(matrices) + 1, len(candidates)))
+    for kind in reversed(range(len(matrices))):
+        remaining[kind] = remaining[kind + 1] + _assignment_bounds(matrices[kind])
     totals = np.full(len(candidates), np.inf)
     lowest = np.inf
-    for index in np.argsort(bounds, kind="stable"):
+    for index in np.argsort(remaining[0], kind="stable"):
         limit = _tie_limit(lowest)
-        if bounds[index] - BOUND_SLACK * max(1.0, abs(float(bounds[index]))) > limit:
+        if _beyond(float(remaining[0, index]), limit):
             break  # later bounds are no lower: no later arrangement can be tied or best
         total = 0.0
-        for per_piece in matrices:
-            total += _solve(per_piece[index])[1]
-        totals[index] = total
-        lowest = min(lowest, total)
+        for kind, per_piece in enumerate(matrices):
+            if kind and _beyond(total + float(remaining[kind, index]), limit):
+                break  # the kinds solved so far rule this arrangement out
+            total += _optimal_cost(per_piece[index])
+        else:
+            totals[index] = total
+            lowest = min(lowest, total)
     tied = np.nonzero(totals <= _tie_limit(lowest))[0]
     if prefer is None or len(tied) < 2:
         return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
