@@ -118,10 +118,12 @@ def naming_costs(
     counts: NDArray[np.intp],
     scheme_lab: NDArray[np.float64],
     allowed: NDArray[np.intp],
+    scheme_rgb: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """For (T, P, K) sets of allowed namings: the mean CIEDE2000 (per cluster in view, after the
     light is estimated) of each set's best naming, how well the colours fit the scheme put on
-    the puzzle that way; (T,). A set with no naming (P = 0) costs 0."""
+    the puzzle that way; (T,). A set with no naming (P = 0) costs 0. `scheme_rgb` is
+    `lab_to_linear_rgb(scheme_lab)` when the caller has it already."""
     sets, per_set = allowed.shape[:2]
     if per_set == 0:
         return np.zeros(sets)
@@ -135,7 +137,7 @@ def naming_costs(
     totals, _, _ = _score(
         lab_to_linear_rgb(cluster_lab),
         scheme_lab,
-        lab_to_linear_rgb(scheme_lab),
+        lab_to_linear_rgb(scheme_lab) if scheme_rgb is None else scheme_rgb,
         distinct,
         weights,
     )

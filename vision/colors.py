@@ -39,6 +39,7 @@ import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -66,7 +67,12 @@ from judgecam.vision.color_model import (
     FaceletSample,
     as_samples,
 )
-from judgecam.vision.color_naming import name_clusters, naming_costs, rotation_namings
+from judgecam.vision.color_naming import (
+    lab_to_linear_rgb,
+    name_clusters,
+    naming_costs,
+    rotation_namings,
+)
 from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
 from judgecam.vision.color_shading import shading_splits
 from judgecam.vision.colorspace import ciede2000
@@ -375,6 +381,7 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
     """The mean CIEDE2000 of the best naming that puts `reference` on the puzzle by a rotation
     of each arrangement: what decides between arrangements the seen pieces leave tied."""
     scheme_lab = reference.centres()
+    scheme_rgb = lab_to_linear_rgb(scheme_lab)  # the same for every call: converted once
     faces = [color.face for color in reference.colors]
 
     def fit(
@@ -384,7 +391,7 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
         counts: NDArray[np.intp],
     ) -> NDArray[np.float64]:
         allowed = rotation_namings(model, arrangements, faces)
-        return naming_costs(means, counts, scheme_lab, allowed)
+        return naming_costs(means, counts, scheme_lab, allowed, scheme_rgb)
 
     return fit
 
@@ -876,14 +883,23 @@ def _candidate_arrangements(model: PieceModel, pinned: dict[int, int]) -> NDArra
     """
     if not pinned:
         return model.arrangements
-    fixed = set(pinned.values())
-    free = [face for face in range(len(model.faces)) if face not in fixed]
+    return _arrangements_fixing(model.puzzle, tuple(sorted(set(pinned.values()))))
+
+
+@cache
+def _arrangements_fixing(puzzle: str, fixed: tuple[int, ...]) -> NDArray[np.intp]:
+    """Every arrangement keeping the `fixed` faces' clusters on them (cached: every candidate
+    resolution of a classification tries the same ones). Read-only, since it is shared."""
+    faces = len(piece_model(puzzle).faces)
+    free = [face for face in range(faces) if face not in fixed]
     rows = []
     for order in itertools.permutations(free):
-        arrangement = np.arange(len(model.faces))
+        arrangement = np.arange(faces)
         arrangement[free] = order
         rows.append(arrangement)
-    return np.array(rows, dtype=np.intp)
+    result = np.array(rows, dtype=np.intp)
+    result.setflags(write=False)
+    return result
 
 
 def _cluster_faces(
