@@ -238,7 +238,7 @@ def _classify_once(
     # candidate is left.
     resolved_all = [c for c in resolved_all if not _mixes_hues(c, labs)] or resolved_all
     penalty = color_penalty(len(seen))
-    candidates = _ranked(resolved_all, penalty, model, seen, labs)
+    candidates = _ranked(resolved_all, penalty, model, seen)
     problem = _Problem(
         model,
         labs,
@@ -399,17 +399,18 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
 @dataclass(frozen=True)
 class _Resolved:
     """One candidate resolution: clusters per seen facelet, their means, the facelet costs,
-    the face -> cluster arrangement (None without pieces), the sum of squared CIEDE2000 of
-    every seen facelet to its cluster, the pooled noise variance the costs are scaled by, the
-    clusters taken to have no seen facelet, the cheapest legal labelling (None without pieces),
-    and `score`: how badly its colours fit (`_fit_cost`), plus the legal correction's cost,
-    plus the price of the colours used (how candidates compete; set by `_ranked`)."""
+    the face -> cluster arrangement (None without pieces), the squared CIEDE2000 of every seen
+    facelet to its cluster (kept for `_fit_cost`), the pooled noise variance the costs are
+    scaled by, the clusters taken to have no seen facelet, the cheapest legal labelling (None
+    without pieces), and `score`: how badly its colours fit (`_fit_cost`), plus the legal
+    correction's cost, plus the price of the colours used (how candidates compete; set by
+    `_ranked`)."""
 
     members: NDArray[np.intp]
     means: NDArray[np.float64]
     costs: NDArray[np.float64]
     arrangement: NDArray[np.intp] | None
-    sse: float
+    own: NDArray[np.float64]
     noise: float
     absent: tuple[int, ...] = ()
     legal: LegalLabelling | None = None
@@ -444,14 +445,14 @@ def _mixes_hues(candidate: _Resolved, labs: NDArray[np.float64]) -> bool:
     return False
 
 
-def _fit_cost(candidate: _Resolved, labs: NDArray[np.float64], noise: float) -> float:
+def _fit_cost(candidate: _Resolved, noise: float) -> float:
     """How badly a candidate's colours fit the facelets: -2 log-likelihood over 3 (the unit of
     the facelet costs), up to a constant, with each colour's own noise variance (ML).
 
     Each colour gets its own variance because CIEDE2000 compresses chroma: the same sensor noise
     spreads white far more than red, and one pooled noise would make splitting white pay.
     """
-    own = squared_distances(labs, candidate.means)[np.arange(len(labs)), candidate.members]
+    own = candidate.own
     total = 0.0
     for cluster in np.unique(candidate.members):
         mask = candidate.members == cluster
@@ -467,7 +468,6 @@ def _ranked(
     penalty: float,
     model: PieceModel,
     seen: NDArray[np.intp],
-    labs: NDArray[np.float64],
 ) -> list[_Resolved]:
     """Candidates best first by how badly their colours fit, plus the cost of making the
     labelling legal, plus `penalty` per colour used.
@@ -480,7 +480,7 @@ def _ranked(
     noise = min(candidate.noise for candidate in candidates)
     ordered = sorted(
         (
-            replace(candidate, score=_fit_cost(candidate, labs, noise) + penalty * candidate.used)
+            replace(candidate, score=_fit_cost(candidate, noise) + penalty * candidate.used)
             for candidate in candidates
         ),
         key=lambda candidate: candidate.score,
@@ -620,7 +620,7 @@ def _merged(problem: _Problem, candidate: _Resolved, first: int, second: int) ->
     if len(np.unique(resolved.members[rows])) != 1:
         logger.debug("merging clusters %d and %d: the pieces split them again", first, second)
         return None
-    fit = _fit_cost(resolved, problem.labs, problem.noise) + problem.penalty * resolved.used
+    fit = _fit_cost(resolved, problem.noise) + problem.penalty * resolved.used
     scored = _with_legality(replace(resolved, score=fit), model, problem.seen)
     if scored.legal is not None and not scored.legal.legal:
         logger.debug("merging clusters %d and %d: no legal puzzle", first, second)
@@ -666,9 +666,9 @@ def _resolve(
     the scheme put on the puzzle each way (`naming_fit`), not by the order they were tried in.
     """
     members, means = clustering.members, clustering.means
-    costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
+    costs, own, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
     if not model.kinds:
-        return _Resolved(members, means, costs, None, sse, noise, absent)
+        return _Resolved(members, means, costs, None, own, noise, absent)
     candidates = _candidate_arrangements(model, pinned)
 
     def prefer(arrangements: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -690,12 +690,12 @@ def _resolve(
         means_of_members = True
         members = refined
         means = _means(labs, members, means)
-        costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
+        costs, own, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
         if not changed:
             break
     if naming_fit is not None:
         arrangement = best_arrangement(model, costs, candidates, prefer)
-    return _Resolved(members, means, costs, arrangement, sse, noise, absent)
+    return _Resolved(members, means, costs, arrangement, own, noise, absent)
 
 
 def _clusterings(
@@ -765,10 +765,10 @@ def _facelet_costs(
     count: int,
     seen: NDArray[np.intp],
     absent: tuple[int, ...] = (),
-) -> tuple[NDArray[np.float64], float, float]:
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """(N, K) squared CIEDE2000 to each cluster over the noise (zero rows for unseen facelets;
-    `ABSENT_COST` on seen ones for `absent` clusters), the sum of squared CIEDE2000 of facelets
-    to their own clusters, and the pooled noise.
+    `ABSENT_COST` on seen ones for `absent` clusters), the squared CIEDE2000 of each seen
+    facelet to its own cluster, and the pooled noise.
 
     The noise is the mean squared distance of facelets to their clusters (at least
     `MIN_NOISE_DELTA_E` squared) plus the facelet's own spread squared, so a facelet with glare
@@ -781,7 +781,7 @@ def _facelet_costs(
     costs[seen] = squared / (pooled + spreads**2)[:, None]
     if absent:
         costs[np.ix_(seen, np.asarray(absent, dtype=np.intp))] = ABSENT_COST
-    return costs, float(np.sum(own)), pooled
+    return costs, own, pooled
 
 
 def _facelet_margins(
