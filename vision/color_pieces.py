@@ -158,6 +158,40 @@ def orientation_costs(kind: PieceKind, face_costs: NDArray[np.float64]) -> NDArr
     return gathered.sum(axis=-1)
 
 
+@cache
+def _turned_codes(size: int, clusters: int) -> NDArray[np.intp]:
+    """codes[r, c]: the tuple of `size` clusters with code c turned by r (position t showing
+    what position (r + t) % size did), as a code: the digits of c in base `clusters`, the
+    first the most significant."""
+    tuples = np.array(list(itertools.product(range(clusters), repeat=size)), dtype=np.intp)
+    shifts = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size  # [r, t]
+    return np.asarray((tuples[:, shifts] @ clusters ** np.arange(size - 1, -1, -1)).T)
+
+
+def arrangement_piece_costs(
+    kind: PieceKind, facelet_costs: NDArray[np.float64], arrangements: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """cost[p, s, q]: piece q in slot s, best turned, when arrangement p puts cluster
+    `arrangements[p, f]` on face f, for (N, K) facelet-cluster costs; what
+    `orientation_costs(...).min(axis=-1)` gives per arrangement.
+
+    A piece's cost depends on the arrangement only through the clusters its faces get, so the
+    cost of every tuple of clusters in every slot is summed once (the same terms added in the
+    same order) and looked up, rather than summed again for every arrangement and piece.
+    """
+    size, clusters = kind.slots.shape[1], facelet_costs.shape[1]
+    slot_costs = facelet_costs[kind.slots]  # [s, t, K]
+    # sums[s, c0, c1, ...]: slot s showing cluster c_t at position t, added in position order
+    # like the sum over positions in `orientation_costs`.
+    sums = slot_costs[:, 0]
+    for t in range(1, size):
+        sums = sums[..., None] + slot_costs[:, t].reshape((-1,) + (1,) * t + (clusters,))
+    per_tuple = sums.reshape(len(kind.slots), -1)[:, _turned_codes(size, clusters)].min(axis=1)
+    shown = arrangements[:, kind.identities]  # [p, q, t] cluster on the piece's t-th face
+    codes = shown @ clusters ** np.arange(size - 1, -1, -1)  # [p, q]
+    return np.ascontiguousarray(per_tuple[:, codes].transpose(1, 0, 2))
+
+
 def _solve(costs: NDArray[np.float64]) -> tuple[NDArray[np.intp], float]:
     rows, cols = linear_sum_assignment(costs)
     return cols.astype(np.intp), float(costs[rows, cols].sum())
@@ -211,8 +245,7 @@ def best_arrangement(
     (`_assignment_bounds`), and the search stops once the bound rules out a tie with the least
     total found, so the choice is the one solving every arrangement would give.
     """
-    face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
-    matrices = [orientation_costs(kind, face_costs).min(axis=-1) for kind in model.kinds]
+    matrices = [arrangement_piece_costs(kind, facelet_costs, candidates) for kind in model.kinds]
     # remaining[k, p]: lower bound on what kinds k, k+1, ... add to arrangement p's total.
     remaining = np.zeros((len(matrices) + 1, len(candidates)))
     for kind in reversed(range(len(matrices))):
