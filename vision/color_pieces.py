@@ -297,13 +297,13 @@ def assign_pieces(
         size = kind.slots.shape[1]
         shifts = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size
         shown = kind.identities[:, shifts]  # [q, r, t] face shown at position t
-        for slot, piece in enumerate(chosen):
-            faces_shown = shown[piece, best_turn[slot, piece]]
-            cluster[kind.slots[slot]] = arrangement[faces_shown]
-            if not with_margins:
-                continue
+        faces_shown = shown[chosen, best_turn[np.arange(len(chosen)), chosen]]  # [s, t]
+        cluster[kind.slots] = arrangement[faces_shown]
+        if not with_margins:
+            continue
+        for slot in range(len(chosen)):
             for position, facelet in enumerate(kind.slots[slot]):
-                same = shown[:, :, position] == faces_shown[position]  # [q, r]
+                same = shown[:, :, position] == faces_shown[slot, position]  # [q, r]
                 allowed = np.where(same, FORBIDDEN, costs[slot]).min(axis=-1)
                 alternative = matrix.copy()
                 alternative[slot] = allowed
