@@ -50,6 +50,7 @@ from judgecam.vision.color_cluster import (
     MAX_ROUNDS,
     Clustering,
     balanced_kmeans,
+    cluster_means,
     farthest_point_seeds,
     squared_distances,
 )
@@ -605,7 +606,7 @@ def _merged(problem: _Problem, candidate: _Resolved, first: int, second: int) ->
     members = candidate.members.copy()
     members[rows] = first
     absent = tuple(sorted({*candidate.absent, second}))
-    clustering = Clustering(members, _means(problem.labs, members, candidate.means), 0.0)
+    clustering = Clustering(members, cluster_means(problem.labs, members, candidate.means), 0.0)
     resolved = _resolve(
         model,
         problem.labs,
@@ -689,7 +690,7 @@ def _resolve(
             break  # the same members give the same means and costs: nothing to recompute
         means_of_members = True
         members = refined
-        means = _means(labs, members, means)
+        means = cluster_means(labs, members, means)
         costs, own, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
         if not changed:
             break
@@ -745,16 +746,6 @@ def _with_free(
     combined = fixed.copy()
     combined[free] = seeds
     return combined
-
-
-def _means(
-    labs: NDArray[np.float64], members: NDArray[np.intp], previous: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    means = previous.copy()
-    for k in range(len(means)):
-        if np.any(members == k):
-            means[k] = labs[members == k].mean(axis=0)
-    return means
 
 
 def _facelet_costs(
