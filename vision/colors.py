@@ -679,22 +679,26 @@ def _resolve(
         return naming_fit(model, arrangements, means, counts)
 
     arrangement = best_arrangement(model, costs, candidates, prefer)
-    means_of_members = False  # whether `means` (and so `costs`) are `_means` of `members`
+    chosen_with = costs
+    # Whether `means` (and so `costs`) are `cluster_means` of `members` already: then the same
+    # members give the same means and costs, and there is nothing to recompute.
+    settled = np.array_equal(cluster_means(labs, members, means), means)
     for _ in range(PIECE_ROUNDS):
         pieces = assign_pieces(model, costs, arrangement, with_margins=False)
         refined = members.copy()
         in_pieces = pieces.cluster[seen] >= 0
         refined[in_pieces] = pieces.cluster[seen][in_pieces]
         changed = not np.array_equal(refined, members)
-        if not changed and means_of_members:
-            break  # the same members give the same means and costs: nothing to recompute
-        means_of_members = True
+        if not changed and settled:
+            break
+        settled = True
         members = refined
         means = cluster_means(labs, members, means)
         costs, own, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
         if not changed:
             break
-    if naming_fit is not None:
+    if naming_fit is not None and costs is not chosen_with:
+        # Unchanged costs (and so members and means) would choose the same arrangement again.
         arrangement = best_arrangement(model, costs, candidates, prefer)
     return _Resolved(members, means, costs, arrangement, own, noise, absent)
 
