@@ -43,6 +43,25 @@ def squared_distances(labs: NDArray[np.float64], means: NDArray[np.float64]) -> 
     return ciede2000(labs[:, None, :], means[None, :, :]) ** 2
 
 
+def cluster_means(
+    labs: NDArray[np.float64], members: NDArray[np.intp], previous: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """Mean colour of each cluster's rows; a cluster with none keeps its `previous` mean.
+
+    All clusters at once: each sum adds its rows in row order, as `labs[rows].mean(axis=0)`
+    does, so the means are the same to the last bit.
+    """
+    counts = np.bincount(members, minlength=len(previous))
+    sums = np.stack(
+        [np.bincount(members, weights=labs[:, c], minlength=len(previous)) for c in range(3)],
+        axis=1,
+    )
+    means = np.array(previous, dtype=np.float64)
+    filled = counts > 0
+    means[filled] = sums[filled] / counts[filled, None]
+    return means
+
+
 def balanced_assignment(
     cost: NDArray[np.float64], capacities: Sequence[int]
 ) -> tuple[NDArray[np.intp], float]:
@@ -82,9 +101,7 @@ def balanced_kmeans(
         if np.array_equal(new_members, members):
             break
         members = new_members
-        for k in range(len(means)):
-            if np.any(members == k):
-                means[k] = labs[members == k].mean(axis=0)
+        means = cluster_means(labs, members, means)
     return Clustering(members, means, cost)
 
 

@@ -99,16 +99,18 @@ def rotation_namings(
 ) -> NDArray[np.intp]:
     """Namings (cluster -> scheme colour) that put the scheme on the puzzle by a rotation.
 
-    `arrangement[f]` is the cluster on face f. Empty if the scheme gives no faces.
+    `arrangement[..., f]` is the cluster on face f (a permutation; several at once along the
+    leading axes), the namings (..., R, K) one per rotation. Empty if the scheme gives no faces.
     """
+    faces = arrangement.shape[-1]
     if any(face not in model.faces for face in scheme_faces):
-        return np.empty((0, len(arrangement)), dtype=np.intp)
+        return np.empty((*arrangement.shape[:-1], 0, faces), dtype=np.intp)
     color_on_face = np.empty(len(model.faces), dtype=np.intp)
     for color, face in enumerate(scheme_faces):
         color_on_face[model.faces.index(str(face))] = color
-    namings = np.empty((len(model.rotations), len(arrangement)), dtype=np.intp)
-    namings[:, arrangement] = color_on_face[model.rotations]
-    return namings
+    face_of_cluster = np.argsort(arrangement, axis=-1)  # the inverse permutation
+    namings = color_on_face[model.rotations][:, face_of_cluster]  # [r, ..., k]
+    return np.asarray(np.moveaxis(namings, 0, -2), dtype=np.intp)
 
 
 def naming_costs(
@@ -116,22 +118,31 @@ def naming_costs(
     counts: NDArray[np.intp],
     scheme_lab: NDArray[np.float64],
     allowed: NDArray[np.intp],
+    scheme_rgb: NDArray[np.float64] | None = None,
 ) -> NDArray[np.float64]:
     """For (T, P, K) sets of allowed namings: the mean CIEDE2000 (per cluster in view, after the
     light is estimated) of each set's best naming, how well the colours fit the scheme put on
-    the puzzle that way; (T,). A set with no naming (P = 0) costs 0."""
+    the puzzle that way; (T,). A set with no naming (P = 0) costs 0. `scheme_rgb` is
+    `lab_to_linear_rgb(scheme_lab)` when the caller has it already."""
     sets, per_set = allowed.shape[:2]
     if per_set == 0:
         return np.zeros(sets)
     weights = (np.asarray(counts) > 0).astype(np.float64)
+    # Arrangements equal up to a rotation share their namings: each distinct one is scored once
+    # (a naming's score does not depend on the others scored with it).
+    namings = allowed.reshape(sets * per_set, -1)
+    keys = namings @ (len(scheme_lab) ** np.arange(namings.shape[1]))  # a number per naming
+    _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+    distinct = namings[first]
     totals, _, _ = _score(
         lab_to_linear_rgb(cluster_lab),
         scheme_lab,
-        lab_to_linear_rgb(scheme_lab),
-        allowed.reshape(sets * per_set, -1),
+        lab_to_linear_rgb(scheme_lab) if scheme_rgb is None else scheme_rgb,
+        distinct,
         weights,
     )
-    return np.asarray(totals.reshape(sets, per_set).min(axis=1) / max(float(weights.sum()), 1.0))
+    per_naming = totals[inverse.reshape(-1)].reshape(sets, per_set)
+    return np.asarray(per_naming.min(axis=1) / max(float(weights.sum()), 1.0))
 
 
 def name_clusters(

@@ -158,14 +158,75 @@ def orientation_costs(kind: PieceKind, face_costs: NDArray[np.float64]) -> NDArr
     return gathered.sum(axis=-1)
 
 
+@cache
+def _turned_codes(size: int, clusters: int) -> NDArray[np.intp]:
+    """codes[r, c]: the tuple of `size` clusters with code c turned by r (position t showing
+    what position (r + t) % size did), as a code: the digits of c in base `clusters`, the
+    first the most significant."""
+    tuples = np.array(list(itertools.product(range(clusters), repeat=size)), dtype=np.intp)
+    shifts = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size  # [r, t]
+    return np.asarray((tuples[:, shifts] @ clusters ** np.arange(size - 1, -1, -1)).T)
+
+
+def arrangement_piece_costs(
+    kind: PieceKind, facelet_costs: NDArray[np.float64], arrangements: NDArray[np.intp]
+) -> NDArray[np.float64]:
+    """cost[p, s, q]: piece q in slot s, best turned, when arrangement p puts cluster
+    `arrangements[p, f]` on face f, for (N, K) facelet-cluster costs; what
+    `orientation_costs(...).min(axis=-1)` gives per arrangement.
+
+    A piece's cost depends on the arrangement only through the clusters its faces get, so the
+    cost of every tuple of clusters in every slot is summed once (the same terms added in the
+    same order) and looked up, rather than summed again for every arrangement and piece.
+    """
+    size, clusters = kind.slots.shape[1], facelet_costs.shape[1]
+    slot_costs = facelet_costs[kind.slots]  # [s, t, K]
+    # sums[s, c0, c1, ...]: slot s showing cluster c_t at position t, added in position order
+    # like the sum over positions in `orientation_costs`.
+    sums = slot_costs[:, 0]
+    for t in range(1, size):
+        sums = sums[..., None] + slot_costs[:, t].reshape((-1,) + (1,) * t + (clusters,))
+    per_tuple = sums.reshape(len(kind.slots), -1)[:, _turned_codes(size, clusters)].min(axis=1)
+    shown = arrangements[:, kind.identities]  # [p, q, t] cluster on the piece's t-th face
+    codes = shown @ clusters ** np.arange(size - 1, -1, -1)  # [p, q]
+    return np.ascontiguousarray(per_tuple[:, codes].transpose(1, 0, 2))
+
+
 def _solve(costs: NDArray[np.float64]) -> tuple[NDArray[np.intp], float]:
     rows, cols = linear_sum_assignment(costs)
     return cols.astype(np.intp), float(costs[rows, cols].sum())
 
 
+def _optimal_cost(costs: NDArray[np.float64]) -> float:
+    """The optimal assignment's total alone (what `_solve` returns second)."""
+    rows, cols = linear_sum_assignment(costs)
+    return float(costs[rows, cols].sum())
+
+
 #: Arrangements whose best piece labellings cost within this fraction of the least are tied:
 #: the seen facelets cannot tell them apart (they differ only on faces no camera saw).
 TIE_TOLERANCE = 1e-9
+#: Relative slack on a lower bound before it rules an arrangement out: the bound and the
+#: assignment sum the same non-negative costs in different orders, which can differ in the last
+#: bits (a few 1e-16 relative), so a bound only counts when it clears the tie limit by more.
+BOUND_SLACK = 1e-12
+
+
+def _tie_limit(lowest: float) -> float:
+    """Highest total still tied with the least total `lowest` (`TIE_TOLERANCE`)."""
+    return lowest + TIE_TOLERANCE * max(1.0, abs(lowest))
+
+
+def _beyond(bound: float, limit: float) -> bool:
+    """Whether a lower bound on a total (`BOUND_SLACK` allowed for) exceeds `limit`."""
+    return bound - BOUND_SLACK * max(1.0, abs(bound)) > limit
+
+
+def _assignment_bounds(matrices: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Lower bounds on the optimal assignment cost of each of (P, S, S) cost matrices: every
+    row and every column takes one entry, so neither the row minima nor the column minima can
+    sum to more than the optimum."""
+    return np.maximum(matrices.min(axis=2).sum(axis=1), matrices.min(axis=1).sum(axis=1))
 
 
 def best_arrangement(
@@ -178,14 +239,32 @@ def best_arrangement(
     least, for (N, K) facelet-cluster costs. Where the pieces leave several tied (the faces
     that would tell them apart are unseen: a Pyraminx seen on two faces cannot show which way
     round its other two colours go), `prefer` breaks the tie: it scores the (T, F) tied
-    arrangements at once, lower is better."""
-    face_costs = facelet_costs[:, candidates].transpose(1, 0, 2)  # [p, n, F]
-    totals = np.zeros(len(candidates))
-    for kind in model.kinds:
-        per_piece = orientation_costs(kind, face_costs).min(axis=-1)  # [p, s, q]
-        totals += [_solve(matrix)[1] for matrix in per_piece]
-    lowest = float(totals.min())
-    tied = np.nonzero(totals <= lowest + TIE_TOLERANCE * max(1.0, abs(lowest)))[0]
+    arrangements at once, lower is better.
+
+    Branch and bound: arrangements are solved in order of a lower bound on their total
+    (`_assignment_bounds`), and the search stops once the bound rules out a tie with the least
+    total found, so the choice is the one solving every arrangement would give.
+    """
+    matrices = [arrangement_piece_costs(kind, facelet_costs, candidates) for kind in model.kinds]
+    # remaining[k, p]: lower bound on what kinds k, k+1, ... add to arrangement p's total.
+    remaining = np.zeros((len(matrices) + 1, len(candidates)))
+    for kind in reversed(range(len(matrices))):
+        remaining[kind] = remaining[kind + 1] + _assignment_bounds(matrices[kind])
+    totals = np.full(len(candidates), np.inf)
+    lowest = np.inf
+    for index in np.argsort(remaining[0], kind="stable"):
+        limit = _tie_limit(lowest)
+        if _beyond(float(remaining[0, index]), limit):
+            break  # later bounds are no lower: no later arrangement can be tied or best
+        total = 0.0
+        for kind, per_piece in enumerate(matrices):
+            if kind and _beyond(total + float(remaining[kind, index]), limit):
+                break  # the kinds solved so far rule this arrangement out
+            total += _optimal_cost(per_piece[index])
+        else:
+            totals[index] = total
+            lowest = min(lowest, total)
+    tied = np.nonzero(totals <= _tie_limit(lowest))[0]
     if prefer is None or len(tied) < 2:
         return np.asarray(candidates[int(np.argmin(totals))], dtype=np.intp)
     scores = np.asarray(prefer(candidates[tied]), dtype=np.float64)
@@ -218,13 +297,13 @@ def assign_pieces(
         size = kind.slots.shape[1]
         shifts = (np.arange(size)[:, None] + np.arange(size)[None, :]) % size
         shown = kind.identities[:, shifts]  # [q, r, t] face shown at position t
-        for slot, piece in enumerate(chosen):
-            faces_shown = shown[piece, best_turn[slot, piece]]
-            cluster[kind.slots[slot]] = arrangement[faces_shown]
-            if not with_margins:
-                continue
+        faces_shown = shown[chosen, best_turn[np.arange(len(chosen)), chosen]]  # [s, t]
+        cluster[kind.slots] = arrangement[faces_shown]
+        if not with_margins:
+            continue
+        for slot in range(len(chosen)):
             for position, facelet in enumerate(kind.slots[slot]):
-                same = shown[:, :, position] == faces_shown[position]  # [q, r]
+                same = shown[:, :, position] == faces_shown[slot, position]  # [q, r]
                 allowed = np.where(same, FORBIDDEN, costs[slot]).min(axis=-1)
                 alternative = matrix.copy()
                 alternative[slot] = allowed

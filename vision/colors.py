@@ -39,6 +39,7 @@ import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -49,6 +50,7 @@ from judgecam.vision.color_cluster import (
     MAX_ROUNDS,
     Clustering,
     balanced_kmeans,
+    cluster_means,
     farthest_point_seeds,
     squared_distances,
 )
@@ -66,7 +68,12 @@ from judgecam.vision.color_model import (
     FaceletSample,
     as_samples,
 )
-from judgecam.vision.color_naming import name_clusters, naming_costs, rotation_namings
+from judgecam.vision.color_naming import (
+    lab_to_linear_rgb,
+    name_clusters,
+    naming_costs,
+    rotation_namings,
+)
 from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
 from judgecam.vision.color_shading import shading_splits
 from judgecam.vision.colorspace import ciede2000
@@ -232,7 +239,7 @@ def _classify_once(
     # candidate is left.
     resolved_all = [c for c in resolved_all if not _mixes_hues(c, labs)] or resolved_all
     penalty = color_penalty(len(seen))
-    candidates = _ranked(resolved_all, penalty, model, seen, labs)
+    candidates = _ranked(resolved_all, penalty, model, seen)
     problem = _Problem(
         model,
         labs,
@@ -375,6 +382,7 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
     """The mean CIEDE2000 of the best naming that puts `reference` on the puzzle by a rotation
     of each arrangement: what decides between arrangements the seen pieces leave tied."""
     scheme_lab = reference.centres()
+    scheme_rgb = lab_to_linear_rgb(scheme_lab)  # the same for every call: converted once
     faces = [color.face for color in reference.colors]
 
     def fit(
@@ -383,8 +391,8 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
         means: NDArray[np.float64],
         counts: NDArray[np.intp],
     ) -> NDArray[np.float64]:
-        allowed = np.stack([rotation_namings(model, row, faces) for row in arrangements])
-        return naming_costs(means, counts, scheme_lab, allowed)
+        allowed = rotation_namings(model, arrangements, faces)
+        return naming_costs(means, counts, scheme_lab, allowed, scheme_rgb)
 
     return fit
 
@@ -392,17 +400,18 @@ def _scheme_fit(reference: ColorScheme) -> NamingFit:
 @dataclass(frozen=True)
 class _Resolved:
     """One candidate resolution: clusters per seen facelet, their means, the facelet costs,
-    the face -> cluster arrangement (None without pieces), the sum of squared CIEDE2000 of
-    every seen facelet to its cluster, the pooled noise variance the costs are scaled by, the
-    clusters taken to have no seen facelet, the cheapest legal labelling (None without pieces),
-    and `score`: how badly its colours fit (`_fit_cost`), plus the legal correction's cost,
-    plus the price of the colours used (how candidates compete; set by `_ranked`)."""
+    the face -> cluster arrangement (None without pieces), the squared CIEDE2000 of every seen
+    facelet to its cluster (kept for `_fit_cost`), the pooled noise variance the costs are
+    scaled by, the clusters taken to have no seen facelet, the cheapest legal labelling (None
+    without pieces), and `score`: how badly its colours fit (`_fit_cost`), plus the legal
+    correction's cost, plus the price of the colours used (how candidates compete; set by
+    `_ranked`)."""
 
     members: NDArray[np.intp]
     means: NDArray[np.float64]
     costs: NDArray[np.float64]
     arrangement: NDArray[np.intp] | None
-    sse: float
+    own: NDArray[np.float64]
     noise: float
     absent: tuple[int, ...] = ()
     legal: LegalLabelling | None = None
@@ -437,14 +446,14 @@ def _mixes_hues(candidate: _Resolved, labs: NDArray[np.float64]) -> bool:
     return False
 
 
-def _fit_cost(candidate: _Resolved, labs: NDArray[np.float64], noise: float) -> float:
+def _fit_cost(candidate: _Resolved, noise: float) -> float:
     """How badly a candidate's colours fit the facelets: -2 log-likelihood over 3 (the unit of
     the facelet costs), up to a constant, with each colour's own noise variance (ML).
 
     Each colour gets its own variance because CIEDE2000 compresses chroma: the same sensor noise
     spreads white far more than red, and one pooled noise would make splitting white pay.
     """
-    own = squared_distances(labs, candidate.means)[np.arange(len(labs)), candidate.members]
+    own = candidate.own
     total = 0.0
     for cluster in np.unique(candidate.members):
         mask = candidate.members == cluster
@@ -460,7 +469,6 @@ def _ranked(
     penalty: float,
     model: PieceModel,
     seen: NDArray[np.intp],
-    labs: NDArray[np.float64],
 ) -> list[_Resolved]:
     """Candidates best first by how badly their colours fit, plus the cost of making the
     labelling legal, plus `penalty` per colour used.
@@ -473,7 +481,7 @@ def _ranked(
     noise = min(candidate.noise for candidate in candidates)
     ordered = sorted(
         (
-            replace(candidate, score=_fit_cost(candidate, labs, noise) + penalty * candidate.used)
+            replace(candidate, score=_fit_cost(candidate, noise) + penalty * candidate.used)
             for candidate in candidates
         ),
         key=lambda candidate: candidate.score,
@@ -598,7 +606,7 @@ def _merged(problem: _Problem, candidate: _Resolved, first: int, second: int) ->
     members = candidate.members.copy()
     members[rows] = first
     absent = tuple(sorted({*candidate.absent, second}))
-    clustering = Clustering(members, _means(problem.labs, members, candidate.means), 0.0)
+    clustering = Clustering(members, cluster_means(problem.labs, members, candidate.means), 0.0)
     resolved = _resolve(
         model,
         problem.labs,
@@ -613,7 +621,7 @@ def _merged(problem: _Problem, candidate: _Resolved, first: int, second: int) ->
     if len(np.unique(resolved.members[rows])) != 1:
         logger.debug("merging clusters %d and %d: the pieces split them again", first, second)
         return None
-    fit = _fit_cost(resolved, problem.labs, problem.noise) + problem.penalty * resolved.used
+    fit = _fit_cost(resolved, problem.noise) + problem.penalty * resolved.used
     scored = _with_legality(replace(resolved, score=fit), model, problem.seen)
     if scored.legal is not None and not scored.legal.legal:
         logger.debug("merging clusters %d and %d: no legal puzzle", first, second)
@@ -659,9 +667,9 @@ def _resolve(
     the scheme put on the puzzle each way (`naming_fit`), not by the order they were tried in.
     """
     members, means = clustering.members, clustering.means
-    costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
+    costs, own, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
     if not model.kinds:
-        return _Resolved(members, means, costs, None, sse, noise, absent)
+        return _Resolved(members, means, costs, None, own, noise, absent)
     candidates = _candidate_arrangements(model, pinned)
 
     def prefer(arrangements: NDArray[np.intp]) -> NDArray[np.float64]:
@@ -671,20 +679,28 @@ def _resolve(
         return naming_fit(model, arrangements, means, counts)
 
     arrangement = best_arrangement(model, costs, candidates, prefer)
+    chosen_with = costs
+    # Whether `means` (and so `costs`) are `cluster_means` of `members` already: then the same
+    # members give the same means and costs, and there is nothing to recompute.
+    settled = np.array_equal(cluster_means(labs, members, means), means)
     for _ in range(PIECE_ROUNDS):
         pieces = assign_pieces(model, costs, arrangement, with_margins=False)
         refined = members.copy()
         in_pieces = pieces.cluster[seen] >= 0
         refined[in_pieces] = pieces.cluster[seen][in_pieces]
         changed = not np.array_equal(refined, members)
+        if not changed and settled:
+            break
+        settled = True
         members = refined
-        means = _means(labs, members, means)
-        costs, sse, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
+        means = cluster_means(labs, members, means)
+        costs, own, noise = _facelet_costs(labs, spreads, means, members, count, seen, absent)
         if not changed:
             break
-    if naming_fit is not None:
+    if naming_fit is not None and costs is not chosen_with:
+        # Unchanged costs (and so members and means) would choose the same arrangement again.
         arrangement = best_arrangement(model, costs, candidates, prefer)
-    return _Resolved(members, means, costs, arrangement, sse, noise, absent)
+    return _Resolved(members, means, costs, arrangement, own, noise, absent)
 
 
 def _clusterings(
@@ -736,16 +752,6 @@ def _with_free(
     return combined
 
 
-def _means(
-    labs: NDArray[np.float64], members: NDArray[np.intp], previous: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    means = previous.copy()
-    for k in range(len(means)):
-        if np.any(members == k):
-            means[k] = labs[members == k].mean(axis=0)
-    return means
-
-
 def _facelet_costs(
     labs: NDArray[np.float64],
     spreads: NDArray[np.float64],
@@ -754,10 +760,10 @@ def _facelet_costs(
     count: int,
     seen: NDArray[np.intp],
     absent: tuple[int, ...] = (),
-) -> tuple[NDArray[np.float64], float, float]:
+) -> tuple[NDArray[np.float64], NDArray[np.float64], float]:
     """(N, K) squared CIEDE2000 to each cluster over the noise (zero rows for unseen facelets;
-    `ABSENT_COST` on seen ones for `absent` clusters), the sum of squared CIEDE2000 of facelets
-    to their own clusters, and the pooled noise.
+    `ABSENT_COST` on seen ones for `absent` clusters), the squared CIEDE2000 of each seen
+    facelet to its own cluster, and the pooled noise.
 
     The noise is the mean squared distance of facelets to their clusters (at least
     `MIN_NOISE_DELTA_E` squared) plus the facelet's own spread squared, so a facelet with glare
@@ -770,7 +776,7 @@ def _facelet_costs(
     costs[seen] = squared / (pooled + spreads**2)[:, None]
     if absent:
         costs[np.ix_(seen, np.asarray(absent, dtype=np.intp))] = ABSENT_COST
-    return costs, float(np.sum(own)), pooled
+    return costs, own, pooled
 
 
 def _facelet_margins(
@@ -872,14 +878,23 @@ def _candidate_arrangements(model: PieceModel, pinned: dict[int, int]) -> NDArra
     """
     if not pinned:
         return model.arrangements
-    fixed = set(pinned.values())
-    free = [face for face in range(len(model.faces)) if face not in fixed]
+    return _arrangements_fixing(model.puzzle, tuple(sorted(set(pinned.values()))))
+
+
+@cache
+def _arrangements_fixing(puzzle: str, fixed: tuple[int, ...]) -> NDArray[np.intp]:
+    """Every arrangement keeping the `fixed` faces' clusters on them (cached: every candidate
+    resolution of a classification tries the same ones). Read-only, since it is shared."""
+    faces = len(piece_model(puzzle).faces)
+    free = [face for face in range(faces) if face not in fixed]
     rows = []
     for order in itertools.permutations(free):
-        arrangement = np.arange(len(model.faces))
+        arrangement = np.arange(faces)
         arrangement[free] = order
         rows.append(arrangement)
-    return np.array(rows, dtype=np.intp)
+    result = np.array(rows, dtype=np.intp)
+    result.setflags(write=False)
+    return result
 
 
 def _cluster_faces(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from judgecam.calibration.scheme import builtin_scheme
-from judgecam.vision.color_cluster import balanced_assignment, balanced_kmeans
+from judgecam.vision.color_cluster import balanced_assignment, balanced_kmeans, cluster_means
 from judgecam.vision.color_naming import (
     lab_to_linear_rgb,
     linear_rgb_to_lab,
@@ -87,3 +87,17 @@ def test_balanced_kmeans_splits_a_lopsided_pair_evenly_and_keeps_pins() -> None:
     assert len(set(result.members[:9].tolist())) == 1
     assert len(set(result.members[9:].tolist())) == 1
     assert result.members[0] != result.members[9]
+
+
+def test_cluster_means_are_the_row_means_to_the_last_bit() -> None:
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        count = int(rng.integers(1, 60))
+        labs = rng.normal(size=(count, 3)) * rng.choice([1.0, 1e8, 1e-8], size=(count, 3))
+        members = rng.integers(0, 6, count)
+        previous = rng.random((6, 3))
+        expected = previous.copy()
+        for k in range(6):
+            if np.any(members == k):
+                expected[k] = labs[members == k].mean(axis=0)
+        assert np.array_equal(cluster_means(labs, members, previous), expected)

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from scipy.optimize import linear_sum_assignment
 
 from judgecam.puzzle.moves import all_single_moves
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.vision.color_legal import legal_labelling
-from judgecam.vision.color_pieces import assign_pieces, best_arrangement, piece_model
+from judgecam.vision.color_pieces import (
+    TIE_TOLERANCE,
+    arrangement_piece_costs,
+    assign_pieces,
+    best_arrangement,
+    orientation_costs,
+    piece_model,
+)
 
 
 @pytest.mark.parametrize(
@@ -144,3 +154,59 @@ def test_arrangements_the_seen_pieces_leave_tied_are_decided_by_the_preference()
         # With the whole puzzle in view the pieces decide, whatever the preference.
         chosen = best_arrangement(model, seen_all, model.arrangements, prefer)
         np.testing.assert_array_equal(chosen, first)
+
+
+def _random_costs(rng: np.random.Generator, count: int, clusters: int) -> np.ndarray:
+    """Facelet costs like the classifier's: some unseen rows (zero), some absent columns."""
+    costs = rng.random((count, clusters)) * rng.choice([1.0, 1e-3, 1e6], size=(count, clusters))
+    costs[rng.random(count) < 0.4] = 0.0
+    return costs
+
+
+@pytest.mark.parametrize("puzzle", ["222", "333", "pyram"])
+def test_arrangement_piece_costs_are_the_orientation_costs(puzzle: str) -> None:
+    # The looked-up costs must be bit for bit the ones summed per arrangement.
+    model = piece_model(puzzle)
+    rng = np.random.default_rng(5)
+    faces = len(model.faces)
+    permutations = np.array(list(itertools.permutations(range(faces))), dtype=np.intp)
+    for size in (1, 6, len(permutations)):
+        arrangements = permutations[rng.choice(len(permutations), size, replace=False)]
+        costs = _random_costs(rng, len(model.face_of_facelet), faces)
+        face_costs = costs[:, arrangements].transpose(1, 0, 2)
+        for kind in model.kinds:
+            expected = orientation_costs(kind, face_costs).min(axis=-1)
+            assert np.array_equal(arrangement_piece_costs(kind, costs, arrangements), expected)
+
+
+@pytest.mark.parametrize("puzzle", ["222", "333", "pyram"])
+def test_best_arrangement_is_the_exhaustive_choice(puzzle: str) -> None:
+    # The branch and bound must choose what solving every arrangement chooses, ties included.
+    model = piece_model(puzzle)
+    rng = np.random.default_rng(11)
+    for _ in range(10):
+        costs = _random_costs(rng, len(model.face_of_facelet), len(model.faces))
+        totals = np.zeros(len(model.arrangements))
+        for kind in model.kinds:
+            matrices = orientation_costs(kind, costs[:, model.arrangements].transpose(1, 0, 2))
+            for index, matrix in enumerate(matrices.min(axis=-1)):
+                rows, cols = linear_sum_assignment(matrix)
+                totals[index] += float(matrix[rows, cols].sum())
+        lowest = float(totals.min())
+        tied = np.nonzero(totals <= lowest + TIE_TOLERANCE * max(1.0, abs(lowest)))[0]
+        scores = rng.random(len(model.arrangements))
+        expected = model.arrangements[tied[int(np.argmin(scores[tied]))]]
+
+        def prefer(rows: np.ndarray, scores: np.ndarray = scores) -> np.ndarray:
+            return np.array([scores[_row_index(model.arrangements, row)] for row in rows])
+
+        chosen = best_arrangement(model, costs, model.arrangements, prefer)
+        assert np.array_equal(chosen, expected)
+        assert np.array_equal(
+            best_arrangement(model, costs, model.arrangements),
+            model.arrangements[int(np.argmin(totals))],
+        )
+
+
+def _row_index(rows: np.ndarray, row: np.ndarray) -> int:
+    return int(np.flatnonzero(np.all(rows == row, axis=1))[0])
