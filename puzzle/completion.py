@@ -25,7 +25,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -142,13 +142,15 @@ def _group(slot: Slot) -> int | tuple[str, int]:
     return slot.piece if slot.kind in FIXED_KINDS else (slot.kind, len(slot.facelets))
 
 
-@lru_cache(maxsize=256)
-def _choices_by_view(
-    puzzle: str, scheme: tuple[tuple[str, str], ...]
+@cache
+def _choices_by_faces(
+    puzzle: str,
 ) -> dict[tuple[int | tuple[str, int], tuple[str | None, ...]], tuple[_Choice, ...]]:
-    """(slot group, colours shown in the slot with None where unseen) -> every piece of the
-    scheme in every orientation that agrees, in slot order then orientation order."""
-    solved = scheme_solved(puzzle, dict(scheme))
+    """(slot group, faces whose colours a slot shows, None where unseen) -> every piece in every
+    orientation that agrees (its colours named by their faces), in slot order then orientation
+    order. Any scheme is these with each face's name replaced by its colour (`_choices`), so
+    they are built once per puzzle, not once per scheme a search tries (up to 720)."""
+    solved = scheme_solved(puzzle, {face.name: face.name for face in get_puzzle(puzzle).faces})
     found: dict[tuple[int | tuple[str, int], tuple[str | None, ...]], list[_Choice]] = {}
     for home in slots(puzzle):
         wanted = tuple(solved[i] for i in home.facelets)
@@ -159,6 +161,25 @@ def _choices_by_view(
                 shown = tuple(None if h else c for c, h in zip(placed, hidden, strict=True))
                 found.setdefault((_group(home), shown), []).append((home.piece, placed, k))
     return {key: tuple(choices) for key, choices in found.items()}
+
+
+def _choices(
+    puzzle: str,
+    slot: Slot,
+    shown: tuple[str | None, ...],
+    scheme: dict[str, str],
+    face_of: dict[str, str],
+) -> tuple[_Choice, ...]:
+    """Every piece of `scheme` (`face_of`: its colour -> face) in every orientation that agrees
+    with the colours a slot shows (None where unseen), in slot order then orientation order;
+    () if none."""
+    if any(color is not None and color not in face_of for color in shown):
+        return ()
+    faces = tuple(None if color is None else face_of[color] for color in shown)
+    return tuple(
+        (piece, tuple(scheme[face] for face in placed), k)
+        for piece, placed, k in _choices_by_faces(puzzle).get((_group(slot), faces), ())
+    )
 
 
 class _Search:
@@ -181,13 +202,13 @@ class _Search:
         self.out_of_nodes = False
 
     def run(self, scheme: dict[str, str]) -> None:
-        lookup = _choices_by_view(self.puzzle, tuple(sorted(scheme.items())))
+        face_of = {color: face for face, color in scheme.items()}
         options: list[tuple[Slot, tuple[_Choice, ...]]] = []
         for slot in slots(self.puzzle):
             shown = tuple(
                 None if is_unseen(self.labels[i]) else self.labels[i] for i in slot.facelets
             )
-            choices = lookup.get((_group(slot), shown))
+            choices = _choices(self.puzzle, slot, shown, scheme, face_of)
             if not choices:
                 return
             options.append((slot, choices))
