@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from judgecam.puzzle.verdict import DNF, PLUS_TWO
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
 from judgecam.vision.geometry import GeometryFit, fit_geometry
@@ -181,6 +182,55 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
             return (
                 f"one facelet decides the verdict (a {labels[index]} facelet on face {face_name}: "
                 f"{fusion.verdict.verdict} with it, {verdict.verdict} without it)"
+            )
+    return None
+
+
+#: View problems that only say this camera gave nothing usable (its facelets stay unseen), not
+#: that something is wrong with the scene; "more than one puzzle" and the learned detector's
+#: disagreements are not among them.
+VIEW_LOST_PROBLEMS = (
+    "no puzzle found",
+    "the puzzle is partly outside the frame",
+    "image too blurred",
+    "image too dark",
+)
+
+
+def _view_lost(problems: Sequence[str]) -> bool:
+    """Whether every one of a view's problems only says the view is unusable."""
+    return bool(problems) and all(p.startswith(VIEW_LOST_PROBLEMS) for p in problems)
+
+
+def _face_decides(model: PuzzleModel, fusion: Fusion) -> str | None:
+    """A reason for review if a penalty does not survive any one face being left unseen.
+
+    Where a camera gave nothing usable, the views left cannot cross-check each other's
+    colours: glare or a reflection over one face, read as a colour, could alone make a solved
+    puzzle look turned (c0006 at half resolution: the glare-free camera left out, DNF read on
+    a solved cube). A penalty that stands with every reading of any one face taken as unseen
+    does not hang on such a patch. Where the penalty only tells +2 from DNF without that face
+    (`lightens_only`) it stands too, as for one facelet (`_decisive_facelet`).
+    """
+    from judgecam.puzzle import get_puzzle
+    from judgecam.puzzle.observation import UNKNOWN, Observation
+    from judgecam.puzzle.verdict import judge, lightens_only
+
+    labels = fusion.observation.facelets
+    spec = get_puzzle(model.name)
+    verdict = fusion.verdict.verdict
+    for face, face_name in enumerate(model.face_names):
+        members = np.nonzero(model.facelet_face == face)[0]
+        if all(labels[i] == UNKNOWN for i in members):
+            continue
+        trial = list(labels)
+        for index in members:
+            trial[int(index)] = UNKNOWN
+        without = judge(spec, Observation(model.name, tuple(trial), fusion.observation.pairs))
+        if without.verdict != verdict and not lightens_only(verdict, without.possible):
+            return (
+                f"a camera gave nothing usable and the {verdict} rests on face {face_name}'s "
+                f"colours ({without.verdict} without them), which it could have cross-checked"
             )
     return None
 
@@ -793,9 +843,9 @@ def _judge(
             continue
         loose = _loose_fit(view.fit, view.segmentation)
         if loose is not None:
-            # A loose fit may have read facelets at the wrong places: leave this view out. What
-            # that camera saw (glare on a face, a turned layer) is then checked by no one, so
-            # the other views' verdict goes to a judge, like any other view's problem.
+            # A loose fit may have read facelets at the wrong places: leave this view out. Its
+            # facelets and pairs are then unseen and unmeasured; the colours it would have
+            # cross-checked are asked of the verdict (`_face_decides`).
             reasons.append(f"{view.name}: {loose}; view left out")
             usable.append(None)
             left_out = True
@@ -803,7 +853,10 @@ def _judge(
         usable.append(
             ViewEvidence(view.segmentation.facelets, view.fit, view.missing, view.projected)
         )
-    hard_problem = left_out or any(view.problems for view in views)
+    # A camera that gave nothing usable leaves its facelets unseen, which the rules engine
+    # allows for; what else it would have checked is asked of the verdict below.
+    lost_view = left_out or any(_view_lost(view.problems) for view in views)
+    hard_problem = any(view.problems and not _view_lost(view.problems) for view in views)
     if not any(usable):
         return CheckResult(
             puzzle, "review", None, tuple(dict.fromkeys(reasons)), views, None, timings
@@ -854,6 +907,11 @@ def _judge(
             "(calibrate the scheme: judgecam calibrate scheme)"
         )
         final = "review"
+    if lost_view and final in (PLUS_TWO, DNF):
+        one_face = _face_decides(model, fusion)
+        if one_face is not None:
+            reasons.append(one_face)
+            final = "review"
     doubtful = _doubtful_colors(fusion)
     if doubtful and final != "review":
         if _colors_otherwise_sound(fusion) and _verdict_without(fusion, doubtful) == final:

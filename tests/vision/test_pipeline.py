@@ -164,12 +164,12 @@ def test_a_timer_beside_the_cube_is_not_a_second_puzzle() -> None:
     assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.0
 
 
-def test_a_view_left_out_as_a_loose_fit_sends_the_verdict_to_a_judge(
+def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     corpus_dir, monkeypatch
 ) -> None:
     """c0008 (a DNF): its first camera alone reads DNF. When the second camera's fit is loose,
-    what that camera saw is checked by no one (at half resolution, c0006's glare-free camera
-    was left out and the other one's glare read a solved cube as DNF): review, with why."""
+    that view is left out and nothing cross-checks the first one's colours; its DNF rests on
+    face U's colours (U unseen, the rest allows other verdicts): review, with why."""
     import json
 
     from judgecam.vision import pipeline
@@ -199,6 +199,51 @@ def test_a_view_left_out_as_a_loose_fit_sends_the_verdict_to_a_judge(
     both = pipeline.judge_views(views, "333")
     assert both.verdict == "review"
     assert any("view left out" in reason for reason in both.reasons)
+    assert any("rests on face U" in reason for reason in both.reasons), both.reasons
+
+
+def test_a_penalty_no_one_face_decides_stands_with_a_view_left_out(corpus_dir: Path) -> None:
+    """c0188 (a DNF): the second camera's patches mostly do not fit and that view is left out;
+    the first camera's DNF survives any one face taken as unseen: DNF, saying which view was
+    left out."""
+    result, truth = _check_capture(corpus_dir, "c0188")
+    assert truth["verdict"] == "DNF"
+    assert result.verdict == "DNF", result.reasons
+    assert any("view left out" in reason for reason in result.reasons)
+
+
+def _seen(colors: tuple[str, ...], faces: str) -> tuple[str, ...]:
+    """`colors` with only the facelets of `faces` (3x3x3 face letters, URFDLB order) seen."""
+    from judgecam.puzzle.observation import UNKNOWN
+
+    return tuple(c if "URFDLB"[i // 9] in faces else UNKNOWN for i, c in enumerate(colors))
+
+
+def test_a_penalty_that_rests_on_one_face_is_found() -> None:
+    """c0006 at half resolution: the glare-free camera's fit was loose and left out; the other
+    camera read glare over one face as colours and a solved cube as DNF. Here U and F are seen,
+    and only F's colours show the two turns (U D): with F unseen, U allows a solved puzzle, so
+    `_face_decides` names F."""
+    from judgecam.vision.pipeline import _face_decides
+
+    fusion = _fusion(_seen(get_puzzle("333").solved_state().apply("U D").colors, "UF"))
+    assert fusion.verdict.verdict == "DNF"
+    reason = _face_decides(puzzle_model("333"), fusion)
+    assert reason is not None and "face F" in reason
+
+
+def test_a_penalty_that_no_one_face_decides_is_left_alone() -> None:
+    """A scramble is DNF with any one face unseen; a single R turn is +2 with any one face
+    unseen, or +2 or DNF (which neither passes nor penalises a solved cube)."""
+    from judgecam.vision.pipeline import _face_decides
+
+    model = puzzle_model("333")
+    scrambled = _fusion(get_puzzle("333").solved_state().apply("R U F' L2 D B").colors)
+    assert scrambled.verdict.verdict == "DNF"
+    assert _face_decides(model, scrambled) is None
+    one_move = _fusion(get_puzzle("333").solved_state().apply("R").colors)
+    assert one_move.verdict.verdict == "+2"
+    assert _face_decides(model, one_move) is None
 
 
 def test_the_only_facelet_seen_on_a_face_can_decide_the_verdict() -> None:
