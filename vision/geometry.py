@@ -1026,8 +1026,11 @@ def fit_geometry(
         | None
     ) = None
     for rvec, tvec, _ in bodies:
-        if best is not None and best[0][0] >= EXPLAINED_ENOUGH * len(usable):
-            break  # the first pose explains (nearly) everything: no other is worth trying
+        if best is not None and best[0][0] >= EXPLAINED_ENOUGH * len(usable) and sides != 3:
+            # The first pose explains (nearly) everything: no other is worth trying. Not so
+            # with triangles: a wrong pose can explain a few small ones loosely (a Pyraminx at
+            # half resolution, 7 of 7 at 8 % of a sticker against the true pose's 6 at 1 %).
+            break
         rvec, tvec = _refine_body(problem, rvec, tvec, rounds=1)
         rotation = rotation_matrix(rvec)
         # A quick look at every axis picks the one whose parts explain the facelets best.
