@@ -5,6 +5,8 @@
    choice of model sticker matter only up to its orbit, so a few seeds x a few orbit
    representatives x corner rolls are tried; each pose is scored by how many detected facelets
    land on projected model facelets, and the best is refined with PnP on all its inliers.
+   Triangle stickers first read their size relative to the cell off the image
+   (`_image_fraction`): a single triangle's pose is only as far away as the guess says.
 2. Parts. For every axis and every part along it, a 1-DoF search over the part's rotation
    about the axis (within half a turning step: the part's facelet set repeats every step), then
    Gauss-Newton on the matched sticker corners. The residuals give each angle's standard error.
