@@ -5,6 +5,8 @@
    choice of model sticker matter only up to its orbit, so a few seeds x a few orbit
    representatives x corner rolls are tried; each pose is scored by how many detected facelets
    land on projected model facelets, and the best is refined with PnP on all its inliers.
+   Triangle stickers first read their size relative to the cell off the image
+   (`_image_fraction`): a single triangle's pose is only as far away as the guess says.
 2. Parts. For every axis and every part along it, a 1-DoF search over the part's rotation
    about the axis (within half a turning step: the part's facelet set repeats every step), then
    Gauss-Newton on the matched sticker corners. The residuals give each angle's standard error.
@@ -847,6 +849,79 @@ def _wrap(angle: float, step: float) -> float:
 
 #: Starting guess of sticker size / cell size (refined per view from the detections).
 STICKER_FRACTION = 0.86
+#: Two detected triangles are taken as neighbouring stickers when their centres are at most
+#: this many sticker sizes apart (edge-sharing neighbours on one face, or the two stickers of
+#: an edge piece, are about 1.0 apart; the nearest others, same-way-up neighbours, about 1.8).
+NEIGHBOUR_DISTANCE = 1.4
+#: Sticker-to-cell size ratios outside this range are not taken from a pair of detections.
+FRACTION_RANGE = (0.5, 1.0)
+
+
+def _far_corner_first(corners: FloatArray, other_center: FloatArray) -> FloatArray:
+    """A triangle's corners cyclically rolled to start at the one farthest from a neighbour's
+    centre (the corner opposite the shared edge), keeping their order."""
+    far = int(np.argmax(np.sum((corners - other_center) ** 2, axis=1)))
+    return np.asarray(np.roll(corners, -far, axis=0), dtype=np.float64)
+
+
+def _neighbour_pairs(centers: FloatArray, sizes: FloatArray) -> list[tuple[int, int]]:
+    """Detected patches close and alike enough in size to be neighbouring stickers."""
+    gaps = np.sqrt(np.sum((centers[:, None] - centers[None]) ** 2, axis=-1))
+    ratio = sizes[:, None] / sizes[None, :]
+    close = gaps < NEIGHBOUR_DISTANCE * 0.5 * (sizes[:, None] + sizes[None, :])
+    close &= (ratio > SIZE_RATIO_RANGE[0]) & (ratio < SIZE_RATIO_RANGE[1])
+    first, second = np.nonzero(np.triu(close, 1))
+    return list(zip(first.tolist(), second.tolist(), strict=True))
+
+
+def _pair_fractions(
+    corners: FloatArray, centers: FloatArray, first: int, second: int
+) -> list[float]:
+    """Sticker size relative to its cell from two neighbouring triangles: four estimates, or
+    none if the two do not look like neighbours.
+
+    A sticker is its cell shrunk about the centre, so the line from a triangle's centre through
+    a corner passes through the cell's corner, and two neighbours (on one face, or the two
+    faces of an edge piece) share two cell corners, where their lines meet. A ratio of
+    distances along a line is unchanged by an affine map (a small patch's projection): it is
+    the fraction seen in the image from any view, including what segmentation trims off.
+    """
+    own = _far_corner_first(corners[first], centers[second])[1:]
+    other = _far_corner_first(corners[second], centers[first])[1:]
+    if np.sum((own[0] - other[0]) ** 2) > np.sum((own[0] - other[1]) ** 2):
+        other = other[::-1]
+    fractions = []
+    for mine, theirs in zip(own, other, strict=True):
+        toward_mine = mine - centers[first]
+        toward_theirs = theirs - centers[second]
+        # Where the lines meet: centers[first] + a toward_mine = centers[second] + b toward_theirs.
+        system = np.stack([toward_mine, -toward_theirs], axis=1)
+        if abs(np.linalg.det(system)) < 1e-3 * float(toward_mine @ toward_mine):
+            return []  # (nearly) parallel lines: not neighbours
+        a, b = np.linalg.solve(system, centers[second] - centers[first])
+        if a <= 0 or b <= 0:
+            return []
+        fractions += [1.0 / a, 1.0 / b]
+    if min(fractions) < FRACTION_RANGE[0] or max(fractions) > FRACTION_RANGE[1]:
+        return []
+    return fractions
+
+
+def _image_fraction(corners: FloatArray, centers: FloatArray, sizes: FloatArray) -> float | None:
+    """Sticker size relative to its cell as seen in the image: the median over neighbouring
+    detected triangles (None if no pair gives one).
+
+    The detected patches are smaller than the stickers by what segmentation trims off their
+    edges (a pixel or two, so a larger share of small stickers). A single triangle's pose (P3P)
+    with too large model stickers puts the puzzle too far away, by about as much as the ratio
+    is off: far enough that the scoring misses the right pose when a layer is turned.
+    """
+    found = [
+        fraction
+        for first, second in _neighbour_pairs(centers, sizes)
+        for fraction in _pair_fractions(corners, centers, first, second)
+    ]
+    return float(np.median(found)) if found else None
 
 
 def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) -> float | None:
@@ -918,14 +993,21 @@ def fit_geometry(
     if len(usable) < MIN_INLIERS:
         return replace(empty, problems=(f"only {len(usable)} facelet-like patches found",))
     corners = intrinsics.undistort(np.stack([facelets[i].corners_px for i in usable]))
+    centers = corners.mean(axis=1)
+    sizes = np.sqrt(np.abs([cv2.contourArea(c.astype(np.float32)) for c in corners]))
+    seed_fraction = STICKER_FRACTION
+    if sides == 3:
+        # Triangles (Pyraminx): the single-sticker seeds need the fraction right (see
+        # `_image_fraction`). Squares keep the starting guess (not measured with it).
+        seed_fraction = _image_fraction(corners, centers, sizes) or STICKER_FRACTION
     problem = _Problem(
         model=model,
         matrix=intrinsics.camera_matrix,
         corners=corners,
-        centers=corners.mean(axis=1),
-        sizes=np.sqrt(np.abs([cv2.contourArea(c.astype(np.float32)) for c in corners])),
-        model_corners=_sticker_corners(model, STICKER_FRACTION),
-        sticker_area_mm2=_sticker_area(model, STICKER_FRACTION),
+        centers=centers,
+        sizes=sizes,
+        model_corners=_sticker_corners(model, seed_fraction),
+        sticker_area_mm2=_sticker_area(model, seed_fraction),
     )
     bodies = _body_poses(problem)
     if not bodies or bodies[0][2] < MIN_INLIERS * 0.5:
@@ -946,8 +1028,11 @@ def fit_geometry(
         | None
     ) = None
     for rvec, tvec, _ in bodies:
-        if best is not None and best[0][0] >= EXPLAINED_ENOUGH * len(usable):
-            break  # the first pose explains (nearly) everything: no other is worth trying
+        if best is not None and best[0][0] >= EXPLAINED_ENOUGH * len(usable) and sides != 3:
+            # The first pose explains (nearly) everything: no other is worth trying. Not so
+            # with triangles: a wrong pose can explain a few small ones loosely (a Pyraminx at
+            # half resolution, 7 of 7 at 8 % of a sticker against the true pose's 6 at 1 %).
+            break
         rvec, tvec = _refine_body(problem, rvec, tvec, rounds=1)
         rotation = rotation_matrix(rvec)
         # A quick look at every axis picks the one whose parts explain the facelets best.

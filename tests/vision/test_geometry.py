@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
+import cv2
 import numpy as np
 import pytest
 
-from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.fuse import _map_pair, stated_uncertainty
 from judgecam.vision.geometry import (
     PartAngle,
     _drop_unmeasured_placements,
+    _facing,
+    _image_fraction,
     _pairs,
     _reference,
     _snap_pairs_consistently,
+    _sticker_corners,
     fit_geometry,
 )
 from judgecam.vision.locate import find_puzzles
@@ -221,3 +225,22 @@ def test_a_clearly_shown_part_that_mostly_does_not_match_places_none_of_its_stic
     assert np.array_equal(
         _drop_unmeasured_placements(problem, rotation, tvec, x_active, angles, mostly), mostly
     )
+
+
+@pytest.mark.parametrize("eye", [(0.0, 60.0, 320.0), (250.0, 150.0, 200.0), (-80.0, -260.0, 240.0)])
+@pytest.mark.parametrize("fraction", [0.62, 0.76, 0.9])
+def test_sticker_fraction_is_read_from_neighbouring_triangles(eye, fraction) -> None:
+    """Pyraminx: the stickers' size relative to their cells is read off the image (where the
+    lines from neighbouring triangles' centres through their corners meet), from any view; a
+    too large guess put single-triangle poses too far away (turned-layer views not found)."""
+    model = puzzle_model("pyram")
+    rvec, tvec = look_at(np.array(eye), np.zeros(3), np.array([0.0, 1.0, 0.0]))
+    rotation = rotation_matrix(rvec)
+    matrix = np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]])
+    shown = _facing(model.facelet_normals, model.facelet_centers, rotation, tvec)
+    corners = project(_sticker_corners(model, fraction)[shown], rotation, tvec, matrix)
+    sizes = np.sqrt([abs(cv2.contourArea(c.astype(np.float32))) for c in corners])
+    seen = _image_fraction(corners, corners.mean(axis=1), sizes)
+    assert seen == pytest.approx(fraction, abs=0.02)
+    # Triangles too far apart to be neighbours tell nothing.
+    assert _image_fraction(corners[:1], corners[:1].mean(axis=1), sizes[:1]) is None
