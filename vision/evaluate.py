@@ -1,6 +1,7 @@
 """Accuracy and speed of `judgecam check` on a ground-truth corpus (tests/images/).
 
     python -m judgecam.vision.evaluate tests/images [--limit N] [--json] [--learned]
+        [--schemes DIR]
 
 For every capture of the manifest, runs the full pipeline with the views' true intrinsics and
 compares with the truth file: verdicts (unsolved called solved must be 0), pair angles (error and
@@ -21,7 +22,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import cv2
 import numpy as np
@@ -32,6 +33,9 @@ from judgecam.vision.colorspace import bgr_to_lab
 from judgecam.vision.fuse import Classifier, _map_pair, stated_uncertainty
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.pipeline import CheckResult, ViewResult, analyse_view, judge_views
+
+if TYPE_CHECKING:
+    from judgecam.calibration.scheme import ColorScheme
 
 logger = logging.getLogger(__name__)
 
@@ -327,13 +331,37 @@ def truth_files(corpus: Path) -> list[Path]:
     return found
 
 
+def scheme_file(schemes: Path, truth: dict[str, Any]) -> Path | None:
+    """The calibrated scheme of a capture's puzzle and scheme name: `schemes/PUZZLE-NAME.toml`
+    (e.g. `333-pastel.toml`); None for an empty mat.
+
+    Assumes the station knows which registered scheme the competitor's puzzle has, as when
+    each competitor's puzzle is calibrated before the round: the name comes from the truth,
+    the colours only from the organiser's calibration photos.
+    """
+    if truth["puzzle"] == "none" or not truth.get("scheme"):
+        return None
+    return schemes / f"{truth['puzzle']}-{truth['scheme']['name']}.toml"
+
+
+def _capture_scheme(schemes: Path | None, truth: dict[str, Any]) -> ColorScheme | None:
+    """The scheme `scheme_file` names, loaded (SchemeError if missing or unusable)."""
+    from judgecam.calibration.scheme import load_scheme
+
+    path = None if schemes is None else scheme_file(schemes, truth)
+    return None if path is None else load_scheme(path, str(truth["puzzle"]))
+
+
 def evaluate(
     corpus: Path,
     limit: int | None = None,
     oracle_colors: bool = False,
     rig_poses: bool = False,
     learned: bool = False,
+    schemes: Path | None = None,
 ) -> list[CaptureScore]:
+    """Judge every capture of `corpus` and score it against its truth; `schemes` is a folder of
+    calibrated schemes (`scheme_file`), None to resolve the colours from the images alone."""
     detector = None
     if learned:
         from judgecam.vision.detector_onnx import shared_detector
@@ -367,7 +395,8 @@ def evaluate(
             if rig_poses
             else None
         )
-        result = judge_views(model_views, puzzle, None, classify, poses)
+        scheme = _capture_scheme(schemes, truth)
+        result = judge_views(model_views, puzzle, scheme, classify, poses)
         score = score_capture(result, truth, model)
         logger.info("%s %s truth %s -> %s", score.capture, score.puzzle, score.truth, score.verdict)
         scores.append(score)
@@ -475,10 +504,19 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="cross-check every view with the learned detector (models/facelets.onnx)",
     )
+    parser.add_argument(
+        "--schemes",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="calibrated schemes PUZZLE-NAME.toml: each capture judged with its scheme's file",
+    )
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     start = time.perf_counter()
-    scores = evaluate(args.corpus, args.limit, args.oracle_colors, args.rig_poses, args.learned)
+    scores = evaluate(
+        args.corpus, args.limit, args.oracle_colors, args.rig_poses, args.learned, args.schemes
+    )
     summary = summarise(scores)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)
     if args.details:

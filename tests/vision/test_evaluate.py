@@ -55,3 +55,18 @@ def test_a_reading_is_the_truth_in_any_frame_and_under_any_names() -> None:
     # even though its verdict may be the same.
     misread = list(get_puzzle("222").solved_state().apply("R U' R").colors)
     assert not reads_truth(misread, truth, model)
+
+
+def test_a_capture_is_given_the_calibrated_scheme_of_its_puzzle_and_scheme_name(
+    tmp_path: Path,
+) -> None:
+    from judgecam.calibration.scheme import builtin_scheme, save_scheme
+    from judgecam.vision.evaluate import _capture_scheme, scheme_file
+
+    truth = {"puzzle": "222", "scheme": {"name": "pastel"}}
+    assert scheme_file(tmp_path, truth) == tmp_path / "222-pastel.toml"
+    assert scheme_file(tmp_path, {"puzzle": "none", "scheme": None}) is None
+    save_scheme(builtin_scheme("222"), tmp_path / "222-pastel.toml")
+    loaded = _capture_scheme(tmp_path, truth)
+    assert loaded is not None and loaded.puzzle == "222"
+    assert _capture_scheme(None, truth) is None  # without --schemes: colours from the images
