@@ -154,6 +154,20 @@ def top_face(model: PuzzleModel, fit: GeometryFit) -> tuple[int, float]:
 
 #: A view's top face counts only if it points up this much more than any other face.
 TOP_FACE_MARGIN = 0.3
+
+
+def _rests_on_a_face(model: PuzzleModel) -> bool:
+    """Whether the puzzle, lying on a face, has a face on top (one opposite another: a cube).
+
+    A Pyraminx lying on a face has a vertex on top, and its three upper faces point up alike,
+    so which one an image shows "on top" depends on where the camera stands: views of one rig
+    need not agree on it (c0199 without rig poses: views whose top faces differ, the true
+    alignment filtered out, a +2 read DNF).
+    """
+    normals = model.face_normals
+    return bool(np.any(normals @ normals.T < -0.99))
+
+
 #: Weight of one pair of parts measured alike in two views, against one facelet seen alike.
 PAIR_WEIGHT = 2.0
 
@@ -174,7 +188,9 @@ def _alignment_scores(
     seen_ref = np.all(np.isfinite(reference_labs), axis=1)
     top_ref, margin_ref = top_face(model, reference_view.fit)
     top_other, margin_other = top_face(model, other_view.fit)
-    use_top = margin_ref > TOP_FACE_MARGIN and margin_other > TOP_FACE_MARGIN
+    use_top = (
+        _rests_on_a_face(model) and margin_ref > TOP_FACE_MARGIN and margin_other > TOP_FACE_MARGIN
+    )
     reference_pairs = {}
     for pair in reference_view.fit.pairs:
         axis = next(a for a in model.axes if a.name == pair.axis)

@@ -77,3 +77,14 @@ def test_angles_either_side_of_half_a_step_are_close() -> None:
     # The two views snapped the part a step apart: their facelets cannot be fused as read.
     assert not pair.consistent
     assert any("snapping boundary" in reason for reason in reasons)
+
+
+def test_only_puzzles_with_a_face_on_top_align_views_by_their_top_face() -> None:
+    """A cube on the mat has a face on top that every upright camera sees pointing up most; a
+    Pyraminx has a vertex on top, its three upper faces point up alike, and which one a view
+    shows "on top" depends on where the camera stands."""
+    from judgecam.vision.fuse import _rests_on_a_face
+
+    assert _rests_on_a_face(puzzle_model("333"))
+    assert _rests_on_a_face(puzzle_model("222"))
+    assert not _rests_on_a_face(puzzle_model("pyram"))

@@ -344,3 +344,24 @@ def test_views_that_disagree_on_a_pair_stand_if_each_set_aside_gives_one_verdict
         assert result.verdict == expected
         if expected != "review":
             assert any("set aside" in r or "in turn" in r for r in result.reasons)
+
+
+def test_pyraminx_views_are_aligned_without_rig_poses_whatever_face_looks_on_top(
+    corpus_dir: Path,
+) -> None:
+    """c0199, a Pyraminx one move from solved, judged without rig poses: its two views show
+    different faces pointing up most, and keeping only alignments that map one view's top face
+    onto the other's left out the true one: +2 was read DNF. Pyraminx views are aligned on
+    their colours and pairs alone."""
+    import json
+
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / "c0199.json").read_text(encoding="utf-8"))
+    result = check(
+        [(view["image"], cv2.imread(str(corpus_dir / view["image"]))) for view in truth["views"]],
+        truth["puzzle"],
+        [intrinsics_from_truth(view) for view in truth["views"]],
+    )
+    assert truth["verdict"] == "+2"
+    assert result.verdict == "+2", result.reasons
