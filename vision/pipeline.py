@@ -194,7 +194,6 @@ VIEW_LOST_PROBLEMS = (
     "the puzzle is partly outside the frame",
     "image too blurred",
     "image too dark",
-    SET_ASIDE := "set aside to judge the other views without it",
 )
 
 
@@ -674,8 +673,6 @@ def judge_views(
     """
     views = tuple(views)
     result = _judge(views, puzzle, scheme, classify, world_from_camera)
-    if result.verdict == "review" and _views_disagree(result):
-        result = _judged_without_each(views, result, puzzle, scheme, classify, world_from_camera)
     disputed = [index for index, view in enumerate(views) if view.disagreements]
     if not disputed:
         return result
@@ -811,52 +808,6 @@ def _second_look(
     if all(new is old for new, old in zip(updated, views, strict=True)):
         return None
     return tuple(updated)
-
-
-def _views_disagree(result: CheckResult) -> bool:
-    """Whether two views measured a pair differently (at least one of them read it wrong)."""
-    return result.fusion is not None and any(not pair.consistent for pair in result.fusion.pairs)
-
-
-def _judged_without_each(
-    views: tuple[ViewResult, ...],
-    result: CheckResult,
-    puzzle: str,
-    scheme: ColorScheme | None,
-    classify: Classifier | None,
-    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
-) -> CheckResult:
-    """`result` (views that disagree on a pair), or its verdict without whichever view is wrong.
-
-    Which of two disagreeing views misread the pair is not known, so each view is set aside
-    in turn and the rest judged as if that camera had given nothing usable (its facelets
-    unseen, and a penalty must not rest on one face's colours, `_face_decides`). Where every
-    set of views that then agrees on its pairs gives one verdict, and there are at least two
-    such sets, that verdict holds whichever view was wrong.
-    """
-    outcomes: list[CheckResult] = []
-    for index, view in enumerate(views):
-        if not view.found:
-            continue
-        aside = replace(view, problems=(SET_ASIDE,))
-        trial = tuple(aside if k == index else other for k, other in enumerate(views))
-        other = _judge(trial, puzzle, scheme, classify, world_from_camera)
-        if other.fusion is not None and not _views_disagree(other):
-            outcomes.append(other)
-    verdicts = {outcome.verdict for outcome in outcomes}
-    if len(outcomes) < 2 or len(verdicts) != 1 or "review" in verdicts:
-        return result
-    verdict = outcomes[0].verdict
-    note = (
-        f"the views disagree on a pair, but judged without each of them in turn the verdict is "
-        f"{verdict} every time"
-    )
-    return replace(
-        result,
-        verdict=verdict,
-        moves_from_solved=outcomes[0].moves_from_solved,
-        reasons=tuple(dict.fromkeys([*result.reasons, note])),
-    )
 
 
 def _judge(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ from judgecam.vision.fuse import Fusion
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import (
     CheckResult,
-    ViewResult,
     _arrangement_doubt,
     _colors_otherwise_sound,
     _verdict_without,
@@ -302,48 +300,6 @@ def test_a_facelet_that_alone_penalises_a_solved_puzzle_still_goes_to_a_judge(
     assert truth["verdict"] == "solved"
     assert result.verdict == "review"
     assert any(reason.startswith("one facelet decides the verdict") for reason in result.reasons)
-
-
-def _judged(verdict: str, disagreeing: bool) -> CheckResult:
-    """A canned result: a fusion whose one pair the views measured alike or not."""
-    from judgecam.vision.fuse import FusedPair
-
-    fusion = _fusion(get_puzzle("333").solved_state().apply("R U").colors)
-    pair = FusedPair("x", (0, 1), 0.0, 1.0, 2, consistent=not disagreeing)
-    moves = {"solved": 0, "+2": 1, "DNF": 2}.get(verdict)
-    return CheckResult("333", verdict, moves, (), (), replace(fusion, pairs=(pair,)))
-
-
-def test_views_that_disagree_on_a_pair_stand_if_each_set_aside_gives_one_verdict(
-    cube_view, monkeypatch
-) -> None:
-    """Which of two views that disagree on a pair misread it is unknown: each is set aside in
-    turn. Both ways DNF: DNF. One way DNF, the other review (or +2): review."""
-    from judgecam.vision import pipeline
-
-    model = puzzle_model("333")
-    view = analyse_view(cube_view.image, model, _camera(), "cam0")
-    assert view.found
-    views = (view, replace(view, name="cam1"))
-    original = _judged("review", disagreeing=True)
-    for without_first, without_second, expected in (
-        ("DNF", "DNF", "DNF"),
-        ("DNF", "review", "review"),
-        ("DNF", "+2", "review"),
-    ):
-        answers = {"cam0": without_first, "cam1": without_second}
-
-        def fake_judge(
-            trial: tuple[ViewResult, ...], *args: object, answers: dict[str, str] = answers
-        ) -> CheckResult:
-            aside = next(v.name for v in trial if v.problems == (pipeline.SET_ASIDE,))
-            return _judged(answers[aside], disagreeing=False)
-
-        monkeypatch.setattr(pipeline, "_judge", fake_judge)
-        result = pipeline._judged_without_each(views, original, "333", None, None, None)
-        assert result.verdict == expected
-        if expected != "review":
-            assert any("set aside" in r or "in turn" in r for r in result.reasons)
 
 
 def test_pyraminx_views_are_aligned_without_rig_poses_whatever_face_looks_on_top(
