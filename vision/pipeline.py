@@ -202,19 +202,24 @@ def _view_lost(problems: Sequence[str]) -> bool:
     return bool(problems) and all(p.startswith(VIEW_LOST_PROBLEMS) for p in problems)
 
 
-def _face_decides(model: PuzzleModel, fusion: Fusion) -> str | None:
-    """A reason for review if a penalty does not survive any one face being left unseen.
+def _face_decides(model: PuzzleModel, fusion: Fusion, view_lost: bool) -> str | None:
+    """A reason for review if a penalty rests on one face's colours.
 
-    Where a camera gave nothing usable, the views left cannot cross-check each other's
-    colours: glare or a reflection over one face, read as a colour, could alone make a solved
-    puzzle look turned (c0006 at half resolution: the glare-free camera left out, DNF read on
-    a solved cube). A penalty that stands with every reading of any one face taken as unseen
-    does not hang on such a patch. Where the penalty only tells +2 from DNF without that face
-    (`lightens_only`) it stands too, as for one facelet (`_decisive_facelet`).
+    Glare or a reflection over one face can be read as colours on several facelets at once,
+    with confidence, so the one-facelet check (`_decisive_facelet`) does not see it. Every
+    face's readings are taken as unseen in turn:
+
+    - always, a penalty that could be solved without one face's readings goes to a judge
+      (c0006 at half resolution with both views fitted: three orange facelets under a
+      reflection read green at 0.98 or more, DNF on a solved cube);
+    - where a camera gave nothing usable (`view_lost`), nothing cross-checks the other views'
+      colours either (`glare.glare_decides`), and a penalty must survive any one face unseen
+      (c0006 at half resolution with a view left out, c0013 at 1.5x: +2 read DNF). Where it
+      then only tells +2 from DNF (`lightens_only`) it stands, as for one facelet.
     """
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import UNKNOWN, Observation
-    from judgecam.puzzle.verdict import judge, lightens_only
+    from judgecam.puzzle.verdict import SOLVED, judge, lightens_only
 
     labels = fusion.observation.facelets
     spec = get_puzzle(model.name)
@@ -227,7 +232,14 @@ def _face_decides(model: PuzzleModel, fusion: Fusion) -> str | None:
         for index in members:
             trial[int(index)] = UNKNOWN
         without = judge(spec, Observation(model.name, tuple(trial), fusion.observation.pairs))
-        if without.verdict != verdict and not lightens_only(verdict, without.possible):
+        if without.verdict == verdict or lightens_only(verdict, without.possible):
+            continue
+        if SOLVED in (without.possible or (without.verdict,)):
+            return (
+                f"the {verdict} rests on face {face_name}'s colours ({without.verdict} without "
+                "them): glare or a reflection over one face could make it"
+            )
+        if view_lost:
             return (
                 f"a camera gave nothing usable and the {verdict} rests on face {face_name}'s "
                 f"colours ({without.verdict} without them), which it could have cross-checked"
@@ -854,7 +866,7 @@ def _judge(
             ViewEvidence(view.segmentation.facelets, view.fit, view.missing, view.projected)
         )
     # A camera that gave nothing usable leaves its facelets unseen, which the rules engine
-    # allows for; what else it would have checked is asked of the verdict below.
+    # allows for; what else it would have checked is asked of the verdict (`_face_decides`).
     lost_view = left_out or any(_view_lost(view.problems) for view in views)
     hard_problem = any(view.problems and not _view_lost(view.problems) for view in views)
     if not any(usable):
@@ -907,8 +919,8 @@ def _judge(
             "(calibrate the scheme: judgecam calibrate scheme)"
         )
         final = "review"
-    if lost_view and final in (PLUS_TWO, DNF):
-        one_face = _face_decides(model, fusion)
+    if final in (PLUS_TWO, DNF):
+        one_face = _face_decides(model, fusion, lost_view)
         if one_face is not None:
             reasons.append(one_face)
             final = "review"

@@ -167,9 +167,10 @@ def test_a_timer_beside_the_cube_is_not_a_second_puzzle() -> None:
 def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     corpus_dir, monkeypatch
 ) -> None:
-    """c0008 (a DNF): its first camera alone reads DNF. When the second camera's fit is loose,
-    that view is left out and nothing cross-checks the first one's colours; its DNF rests on
-    face U's colours (U unseen, the rest allows other verdicts): review, with why."""
+    """c0008 (a DNF): its first camera's reading is DNF, but with U's colours unseen the rest
+    allows solved, so that camera alone gives review. When the second camera's fit is loose,
+    that view is left out and the first one's DNF rests on face U's colours: review, with
+    why."""
     import json
 
     from judgecam.vision import pipeline
@@ -185,7 +186,10 @@ def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
         )
         for view in truth["views"]
     ]
-    assert pipeline.judge_views(views[:1], "333").verdict == "DNF"
+    alone = pipeline.judge_views(views[:1], "333")
+    assert alone.verdict == "review"
+    assert alone.fusion is not None and alone.fusion.verdict.verdict == "DNF"
+    assert any("rests on face U" in reason for reason in alone.reasons), alone.reasons
     loose = pipeline._loose_fit
     monkeypatch.setattr(
         pipeline,
@@ -220,16 +224,30 @@ def _seen(colors: tuple[str, ...], faces: str) -> tuple[str, ...]:
 
 
 def test_a_penalty_that_rests_on_one_face_is_found() -> None:
-    """c0006 at half resolution: the glare-free camera's fit was loose and left out; the other
-    camera read glare over one face as colours and a solved cube as DNF. Here U and F are seen,
-    and only F's colours show the two turns (U D): with F unseen, U allows a solved puzzle, so
-    `_face_decides` names F."""
+    """c0006 at half resolution: a reflection over one face read as colours (three orange
+    facelets green at 0.98 or more) made a solved cube DNF. Here U and F are seen, and only F's
+    colours show the two turns (U D): with F unseen, U allows a solved puzzle, so
+    `_face_decides` names F whether or not a camera was lost."""
     from judgecam.vision.pipeline import _face_decides
 
     fusion = _fusion(_seen(get_puzzle("333").solved_state().apply("U D").colors, "UF"))
     assert fusion.verdict.verdict == "DNF"
-    reason = _face_decides(puzzle_model("333"), fusion)
-    assert reason is not None and "face F" in reason
+    for view_lost in (False, True):
+        reason = _face_decides(puzzle_model("333"), fusion, view_lost)
+        assert reason is not None and "face F" in reason and "reflection" in reason
+
+
+def test_a_penalty_that_is_a_penalty_without_any_face_needs_a_lost_camera_to_be_doubted() -> None:
+    """U F seen on U and F: DNF, and with U unseen +2 or DNF, never solved. With both cameras
+    the other views cross-check the colours and the DNF stands; with a camera lost it rests
+    on U's colours alone and goes to a judge."""
+    from judgecam.vision.pipeline import _face_decides
+
+    fusion = _fusion(_seen(get_puzzle("333").solved_state().apply("U F").colors, "UF"))
+    assert fusion.verdict.verdict == "DNF"
+    assert _face_decides(puzzle_model("333"), fusion, view_lost=False) is None
+    reason = _face_decides(puzzle_model("333"), fusion, view_lost=True)
+    assert reason is not None and "face U" in reason and "camera gave nothing usable" in reason
 
 
 def test_a_penalty_that_no_one_face_decides_is_left_alone() -> None:
@@ -240,10 +258,10 @@ def test_a_penalty_that_no_one_face_decides_is_left_alone() -> None:
     model = puzzle_model("333")
     scrambled = _fusion(get_puzzle("333").solved_state().apply("R U F' L2 D B").colors)
     assert scrambled.verdict.verdict == "DNF"
-    assert _face_decides(model, scrambled) is None
+    assert _face_decides(model, scrambled, view_lost=True) is None
     one_move = _fusion(get_puzzle("333").solved_state().apply("R").colors)
     assert one_move.verdict.verdict == "+2"
-    assert _face_decides(model, one_move) is None
+    assert _face_decides(model, one_move, view_lost=True) is None
 
 
 def test_the_only_facelet_seen_on_a_face_can_decide_the_verdict() -> None:
