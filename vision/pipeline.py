@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.puzzle.verdict import DNF, PLUS_TWO
+from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
 from judgecam.vision.geometry import GeometryFit, fit_geometry
@@ -151,9 +151,8 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
     this check guards against; in a one-move state each facelet of the turned layer that alone
     pins its piece is such a reading (Pyraminx +2s: corpus c0028, c0043, c0146, c0199).
     """
-    from judgecam.puzzle import get_puzzle
-    from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation
-    from judgecam.puzzle.verdict import judge, lightens_only
+    from judgecam.puzzle.observation import MISSING, UNKNOWN
+    from judgecam.puzzle.verdict import lightens_only
 
     labels = list(fusion.observation.facelets)
     odd: list[int] = []
@@ -170,11 +169,8 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
         odd.extend(int(i) for i in members if labels[i] != common or len(members) == 1)
     if not odd or len(odd) > MAX_ODD_FACELETS:
         return None
-    spec = get_puzzle(model.name)
     for index in odd:
-        trial = labels.copy()
-        trial[index] = UNKNOWN
-        verdict = judge(spec, Observation(model.name, tuple(trial), fusion.observation.pairs))
+        verdict = _judged_without(fusion, [index])
         if verdict.verdict != fusion.verdict.verdict and not lightens_only(
             fusion.verdict.verdict, verdict.possible
         ):
@@ -217,21 +213,16 @@ def _face_decides(model: PuzzleModel, fusion: Fusion, view_lost: bool) -> str | 
       (c0006 at half resolution with a view left out, c0013 at 1.5x: +2 read DNF). Where it
       then only tells +2 from DNF (`lightens_only`) it stands, as for one facelet.
     """
-    from judgecam.puzzle import get_puzzle
-    from judgecam.puzzle.observation import UNKNOWN, Observation
-    from judgecam.puzzle.verdict import SOLVED, judge, lightens_only
+    from judgecam.puzzle.observation import UNKNOWN
+    from judgecam.puzzle.verdict import SOLVED, lightens_only
 
     labels = fusion.observation.facelets
-    spec = get_puzzle(model.name)
     verdict = fusion.verdict.verdict
     for face, face_name in enumerate(model.face_names):
         members = np.nonzero(model.facelet_face == face)[0]
         if all(labels[i] == UNKNOWN for i in members):
             continue
-        trial = list(labels)
-        for index in members:
-            trial[int(index)] = UNKNOWN
-        without = judge(spec, Observation(model.name, tuple(trial), fusion.observation.pairs))
+        without = _judged_without(fusion, members)
         if without.verdict == verdict or lightens_only(verdict, without.possible):
             continue
         if SOLVED in (without.possible or (without.verdict,)):
@@ -391,9 +382,9 @@ def _arrangement_doubt(fusion: Fusion) -> bool:
 LOW_CONFIDENCE_REASON = "low colour confidence"
 
 
-def _verdict_without(fusion: Fusion, facelets: Sequence[int]) -> str:
-    """The verdict with `facelets` taken as unseen: the rules engine then considers every legal
-    colouring of them, so the result holds whatever colours they really have."""
+def _judged_without(fusion: Fusion, facelets: Iterable[int]) -> Verdict:
+    """The judgement with `facelets` taken as unseen: the rules engine then considers every
+    legal colouring of them, so the result holds whatever colours they really have."""
     from judgecam.puzzle.observation import UNKNOWN, Observation
     from judgecam.puzzle.registry import get_puzzle
     from judgecam.puzzle.verdict import judge
@@ -401,9 +392,14 @@ def _verdict_without(fusion: Fusion, facelets: Sequence[int]) -> str:
     observation = fusion.observation
     labels = list(observation.facelets)
     for index in facelets:
-        labels[index] = UNKNOWN
+        labels[int(index)] = UNKNOWN
     spec = get_puzzle(observation.puzzle)
-    return judge(spec, Observation(observation.puzzle, tuple(labels), observation.pairs)).verdict
+    return judge(spec, Observation(observation.puzzle, tuple(labels), observation.pairs))
+
+
+def _verdict_without(fusion: Fusion, facelets: Sequence[int]) -> str:
+    """The verdict with `facelets` taken as unseen (`_judged_without`)."""
+    return _judged_without(fusion, facelets).verdict
 
 
 #: Problem of stage 1 that the learned detector may overrule (the frame itself is usable).
