@@ -154,7 +154,9 @@ class VisionJudge:
                 for p in pairs
             ]
             return {
-                frame.camera: draw_view(frame.image, view, model, None, lines, result.verdict)
+                frame.camera: draw_view(
+                    frame.image, view, model, None, lines, result.verdict, result.reasons
+                )
                 for frame, view in zip(views, result.views, strict=True)
             }
         except Exception:  # a drawing bug must not cost the verdict

@@ -36,6 +36,15 @@ def _point(p: NDArray[np.float64]) -> tuple[int, int]:
     return round(float(p[0])), round(float(p[1]))
 
 
+def view_remarks(view: ViewResult, reasons: Sequence[str]) -> list[str]:
+    """What the capture's reasons say about this view (its problems, and whether it was left
+    out: a view drawn under the verdict must not look as if the verdict rests on it); its own
+    problems where no reasons are given."""
+    prefix = f"{view.name}: "
+    own = [reason[len(prefix) :] for reason in reasons if reason.startswith(prefix)]
+    return own or list(view.problems)
+
+
 def draw_view(
     image: NDArray[np.uint8],
     view: ViewResult,
@@ -43,8 +52,10 @@ def draw_view(
     labels: Sequence[str | None] | None = None,
     pair_lines: Sequence[str] = (),
     verdict: str = "",
+    reasons: Sequence[str] = (),
 ) -> NDArray[np.uint8]:
-    """A copy of `image` with the view's measurement drawn on it."""
+    """A copy of `image` with the view's measurement drawn on it; `reasons` are the capture's
+    (`CheckResult.reasons`), of which those about this view are written on it."""
     out = image.copy()
     thickness = max(1, round(min(image.shape[:2]) / 500))
     if view.segmentation is not None:
@@ -94,7 +105,8 @@ def draw_view(
                 color,
                 thickness,
             )
-    lines = [f"{view.name}: {verdict}" if verdict else view.name, *view.problems, *pair_lines]
+    title = f"{view.name}: {verdict}" if verdict else view.name
+    lines = [title, *view_remarks(view, reasons), *pair_lines]
     for row, text in enumerate(lines):
         origin_text = (10, 25 + 22 * row * thickness)
         cv2.putText(

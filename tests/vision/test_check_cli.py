@@ -186,3 +186,24 @@ def test_a_station_config_gives_the_cameras_intrinsics_and_rig_poses(
     # One image for a two-camera station is unusable input.
     assert main(["check", images[0], "--puzzle", "333", "--station", str(station)]) == 2
     assert "2 camera(s)" in capsys.readouterr().err
+
+
+def test_an_overlay_says_what_the_verdict_made_of_its_view() -> None:
+    """A view left out as a loose fit is drawn under the verdict too: its overlay must say it was
+    left out (c0188's cam1: 'only 33% of the sticker-like patches fit the puzzle; view left
+    out'), and only the remarks about that view, not the other cameras'."""
+    from types import SimpleNamespace
+
+    from judgecam.vision.overlay import view_remarks
+
+    view = SimpleNamespace(name="cam1.jpg", problems=())
+    reasons = (
+        "cam0.jpg: 2 facelet(s) sampled on parts placed by the other views' angles",
+        "cam1.jpg: only 33% of the sticker-like patches fit the puzzle; view left out",
+        "28 facelet(s) not seen: every legal filling gives the same verdict",
+    )
+    assert view_remarks(view, reasons) == [  # type: ignore[arg-type]
+        "only 33% of the sticker-like patches fit the puzzle; view left out"
+    ]
+    lost = SimpleNamespace(name="cam2.jpg", problems=("no puzzle found (no group of patches)",))
+    assert view_remarks(lost, ()) == ["no puzzle found (no group of patches)"]  # type: ignore[arg-type]
