@@ -1,8 +1,10 @@
 """Colour schemes: what each face colour of a puzzle looks like under the station's light.
 
-A scheme stores, per colour, a robust centre and spread in CIELAB, the pairs of colours on
-opposite faces, and the light it was learnt under. `separation` checks regulation 8.2 (every
-colour clearly distinguishable from every other) before a scheme is used for judging.
+A scheme stores, per colour, a robust centre and spread in CIELAB, a robust covariance in
+shading coordinates (`shading_coordinates`: how lit and shaded faces of one colour vary), the
+pairs of colours on opposite faces, and the light it was learnt under. `separation` checks
+regulation 8.2 (every colour clearly distinguishable from every other) before a scheme is used
+for judging.
 
 All colour arithmetic goes through `judgecam.vision.colorspace`, so "how different are two
 colours" means the same thing here as in the facelet classifier.
@@ -66,6 +68,10 @@ IDR_TO_STD = 2.5631
 
 Status = Literal["ok", "warning", "refused"]
 
+Covariance = tuple[
+    tuple[float, float, float], tuple[float, float, float], tuple[float, float, float]
+]
+
 
 class SchemeError(ValueError):
     """A scheme that cannot be used: corrupt file, missing colours, or colours too close."""
@@ -73,12 +79,25 @@ class SchemeError(ValueError):
 
 @dataclass(frozen=True)
 class SchemeColor:
-    """One colour of a scheme: robust centre and spread (robust std per L, a, b) in CIELAB."""
+    """One colour of a scheme: robust centre and spread (robust std per L, a, b) in CIELAB.
+
+    `covariance` is the robust covariance of the samples in `shading_coordinates`, learnt from
+    photos; None (built-in schemes, files written before it existed) derives one from
+    `spread` at the centre (`shading_covariance`).
+    """
 
     name: str
     lab: tuple[float, float, float]
     spread: tuple[float, float, float]
     face: str | None = None
+    covariance: Covariance | None = None
+
+    def shading_covariance(self) -> NDArray[np.float64]:
+        """(3, 3) covariance in shading coordinates: the learnt one, else from `spread`."""
+        if self.covariance is not None:
+            return np.array(self.covariance, dtype=np.float64)
+        jacobian = _shading_jacobian(np.array(self.lab, dtype=np.float64))
+        return np.asarray(jacobian @ np.diag(np.square(self.spread)) @ jacobian.T)
 
 
 @dataclass(frozen=True)
@@ -116,9 +135,10 @@ class ColorScheme:
 class PairSeparation:
     """How far apart two colours of a scheme are (regulation 8.2).
 
-    `delta_e` is CIEDE2000 between the centres; `spread_first`/`spread_second` are each
-    colour's spread towards the other, in CIEDE2000 units; `separation` is `delta_e` over
-    their sum (how many spreads a sample must stray to be confused).
+    `delta_e` is CIEDE2000 between the centres; `separation` is how many spreads a sample must
+    stray across the best boundary between the two to be confused (see `separation`);
+    `spread_first`/`spread_second` are each colour's spread across that boundary, in CIEDE2000
+    units, so that `delta_e` over their sum is `separation`.
     """
 
     first: str
@@ -144,7 +164,7 @@ class PairSeparation:
 class ColorMatch:
     """Nearest scheme colour for each sample: indices into `scheme.colors` and distances.
 
-    `distance` is CIEDE2000 to the chosen centre over that colour's spread towards the sample
+    `distance` is the Mahalanobis distance to the chosen colour in shading coordinates
     (a z-score); `margin` is the next-nearest distance minus the chosen one (0 = a tie).
     """
 
@@ -238,6 +258,81 @@ def robust_centre_and_spread(
     return _as_triple(centre), _as_triple(spread)
 
 
+def shading_coordinates(lab: ArrayLike) -> NDArray[np.float64]:
+    """(..., 3) CIELAB -> shading coordinates (100 ln(L+16), 100 a/(L+16), 100 b/(L+16)).
+
+    Why: a face turned away from the lamp receives less of the same light, which scales the
+    sticker's XYZ by one factor k. CIELAB's cube root then scales (L+16, a, b) together by
+    k^(1/3) (exactly, above the near-black linear segment), so one colour in light and shade
+    lies on a ray from (-16, 0, 0). These coordinates turn that ray into a line along the
+    first axis (shading = a shift in 100 ln(L+16), percent-like) at a fixed chromaticity
+    (the last two), so lit and shaded samples of one colour form one compact ellipsoid and
+    colours whose rays meet in the dark stay apart.
+    """
+    values = np.asarray(lab, dtype=np.float64)
+    base = np.maximum(values[..., 0] + 16.0, 1.0)
+    return np.stack(
+        [100.0 * np.log(base), 100.0 * values[..., 1] / base, 100.0 * values[..., 2] / base],
+        axis=-1,
+    )
+
+
+def _shading_jacobian(lab: NDArray[np.float64]) -> NDArray[np.float64]:
+    """d(shading coordinates) / d(L, a, b) at one CIELAB colour."""
+    base = max(float(lab[0]) + 16.0, 1.0)
+    return 100.0 * np.array(
+        [
+            [1.0 / base, 0.0, 0.0],
+            [-lab[1] / base**2, 1.0 / base, 0.0],
+            [-lab[2] / base**2, 0.0, 1.0 / base],
+        ]
+    )
+
+
+def _robust_scale(values: NDArray[np.float64]) -> float:
+    """Robust std of 1-D samples: the larger of 1.4826 MAD and the interdecile estimate."""
+    centre = np.median(values)
+    mad = float(np.median(np.abs(values - centre)))
+    low, high = np.quantile(values, [0.1, 0.9])
+    return max(MAD_TO_STD * mad, float(high - low) / IDR_TO_STD)
+
+
+def robust_covariance(samples: ArrayLike) -> NDArray[np.float64]:
+    """Robust (3, 3) covariance of (N, 3) samples: the OGK estimator with `_robust_scale`.
+
+    Orthogonalised Gnanadesikan-Kettenring (Maronna & Zamar 2002): pairwise covariances from
+    robust scales of sums and differences, made positive semi-definite by re-estimating the
+    scales along the eigenvectors. With the same scale as `robust_centre_and_spread` a face in
+    shadow counts while a stray reflection does not; for normal samples it is the covariance.
+    """
+    data = np.asarray(samples, dtype=np.float64).reshape(-1, 3)
+    scales = np.array([max(_robust_scale(data[:, k]), 1e-9) for k in range(3)])
+    scaled = data / scales
+    correlation = np.eye(3)
+    for j in range(3):
+        for k in range(j + 1, 3):
+            plus = _robust_scale(scaled[:, j] + scaled[:, k])
+            minus = _robust_scale(scaled[:, j] - scaled[:, k])
+            correlation[j, k] = correlation[k, j] = (plus**2 - minus**2) / 4.0
+    _, vectors = np.linalg.eigh(correlation)
+    variances = np.array([_robust_scale(scaled @ vectors[:, k]) ** 2 for k in range(3)])
+    return np.asarray(((vectors * variances) @ vectors.T) * np.outer(scales, scales))
+
+
+def learn_shading_covariance(lab: ArrayLike) -> Covariance:
+    """Robust covariance of CIELAB samples in `shading_coordinates`, plus sensor noise.
+
+    The noise (`MIN_SPREAD` per CIELAB axis at the centre) keeps a colour whose samples
+    happen to agree exactly, or lie on a line, from looking infinitely separable.
+    """
+    samples = np.asarray(lab, dtype=np.float64).reshape(-1, 3)
+    jacobian = _shading_jacobian(np.median(samples, axis=0))
+    covariance = robust_covariance(shading_coordinates(samples))
+    covariance = covariance + MIN_SPREAD**2 * (jacobian @ jacobian.T)
+    rows = [_as_triple(row) for row in (covariance + covariance.T) / 2.0]
+    return (rows[0], rows[1], rows[2])
+
+
 def _palette_lab() -> tuple[list[str], NDArray[np.float64]]:
     names = list(_NAMING_PALETTE)
     rgb = np.array([_NAMING_PALETTE[name] for name in names], dtype=np.float64)
@@ -325,7 +420,13 @@ def learn_scheme(
         if not np.all(np.isfinite(array)):
             raise SchemeError(f"colour group {key!r} has non-finite CIELAB values")
         centre, spread = robust_centre_and_spread(array)
-        learnt[key] = SchemeColor(str(key), centre, spread, key if keys_are_faces else None)
+        learnt[key] = SchemeColor(
+            str(key),
+            centre,
+            spread,
+            key if keys_are_faces else None,
+            learn_shading_covariance(array),
+        )
     readable = color_names([color.lab for color in learnt.values()])
     learnt = {
         key: dataclasses.replace(color, name=name)
@@ -362,21 +463,34 @@ def _unique(name: str, used: set[str]) -> str:
 # ----------------------------------------------------------------------------------------
 
 
-def _spread_towards(
-    centre: NDArray[np.float64], spread: NDArray[np.float64], target: NDArray[np.float64]
-) -> NDArray[np.float64]:
-    """A colour's spread in the direction of `target`, in CIEDE2000 units.
+#: Steps of the search for the best linear boundary between two colours (`_best_boundary`).
+_BOUNDARY_STEPS = 101
 
-    The per-axis spreads describe an axis-aligned normal distribution in CIELAB; its standard
-    deviation along the unit vector u towards the target is sqrt(sum((u_i * s_i)^2)). That
-    step, taken from the centre, is then measured with CIEDE2000 so that it has the same units
-    as the distance between centres. Broadcasts over leading axes.
+
+def _best_boundary(
+    first: NDArray[np.float64],
+    first_cov: NDArray[np.float64],
+    second: NDArray[np.float64],
+    second_cov: NDArray[np.float64],
+) -> tuple[float, float, float]:
+    """The linear boundary that best separates two normal colours: (distance, spread, spread).
+
+    Along a direction w the centres are w.d apart (d = second - first) and the colours have
+    standard deviations sqrt(w'Sw); the best boundary maximises w.d over their sum. For two
+    normals it is the misread probability Phi(-ratio) that is minimised, and the best w is
+    (t S1 + (1 - t) S2)^-1 d for some t in [0, 1] (Anderson & Bahadur 1962), searched here.
     """
-    offset = target - centre
-    length = np.linalg.norm(offset, axis=-1, keepdims=True)
-    unit = np.divide(offset, length, out=np.zeros_like(offset), where=length > 0)
-    step = np.sqrt(np.sum((unit * spread) ** 2, axis=-1, keepdims=True))
-    return np.maximum(ciede2000(centre, centre + unit * step), 1e-9)
+    offset = second - first
+    best, best_ratio = (0.0, 0.0, 0.0), -math.inf
+    for t in np.linspace(0.0, 1.0, _BOUNDARY_STEPS):
+        direction = np.linalg.solve(t * first_cov + (1.0 - t) * second_cov, offset)
+        distance = float(direction @ offset)
+        spread_first = math.sqrt(max(float(direction @ first_cov @ direction), 0.0))
+        spread_second = math.sqrt(max(float(direction @ second_cov @ direction), 0.0))
+        ratio = distance / max(spread_first + spread_second, 1e-300)
+        if ratio > best_ratio:
+            best, best_ratio = (distance, spread_first, spread_second), ratio
+    return best
 
 
 def pair_status(delta_e: float, separation_value: float) -> Status:
@@ -400,33 +514,43 @@ def separation(scheme: ColorScheme) -> list[PairSeparation]:
       (Mokrzycki & Tatol 2011). "Clearly distinguishable" (8.2) therefore needs at least 5;
       below 10 a warning, because the light at judging time drifts from the light at
       calibration (a few hundred kelvin moves colours by several units).
-    * Separation in units of spread: CIEDE2000 between centres over the sum of both colours'
-      spreads towards each other. With normally distributed facelet colours, a boundary that
-      many spreads from each centre misreads a facelet with probability Phi(-separation): 3
-      gives 1.3e-3 per facelet (7 % chance of at least one misread on a 3x3x3's 54 facelets:
-      refused), 4 gives 3e-5 (0.2 % per 3x3x3: a warning below that).
+    * Separation in units of spread: with each colour a normal distribution in
+      `shading_coordinates` (its `shading_covariance`), the best linear boundary between the
+      two (`_best_boundary`) lies that many spreads from each centre and misreads a facelet
+      with probability Phi(-separation): 3 gives 1.3e-3 per facelet (7 % chance of at least
+      one misread on a 3x3x3's 54 facelets: refused), 4 gives 3e-5 (0.2 % per 3x3x3: a
+      warning below that). Lit and shaded faces of one colour differ along its shading axis;
+      a pair is only refused when no boundary keeps the two apart, e.g. two hues that
+      overlap, or white and grey when a shaded white looks like a lit grey.
+
+    `spread_first`/`spread_second` are reported in CIEDE2000 units: the two spreads scaled so
+    that they add up to `delta_e / separation`.
 
     References
     ----------
     W. S. Mokrzycki, M. Tatol, "Colour difference Delta E - A survey", Machine Graphics and
-    Vision 20(4), 2011.
+    Vision 20(4), 2011. T. W. Anderson, R. R. Bahadur, "Classification into two multivariate
+    normal distributions with different covariance matrices", Ann. Math. Stat. 33(2), 1962.
     """
     centres = scheme.centres()
-    spreads = scheme.spreads()
+    shading = shading_coordinates(centres)
+    covariances = [color.shading_covariance() for color in scheme.colors]
     results = []
     for i in range(len(centres)):
         for j in range(i + 1, len(centres)):
             delta_e = float(ciede2000(centres[i], centres[j]))
-            spread_i = float(_spread_towards(centres[i], spreads[i], centres[j]))
-            spread_j = float(_spread_towards(centres[j], spreads[j], centres[i]))
-            value = delta_e / (spread_i + spread_j)
+            distance, spread_i, spread_j = _best_boundary(
+                shading[i], covariances[i], shading[j], covariances[j]
+            )
+            value = distance / (spread_i + spread_j) if distance > 0 else 0.0
+            scale = delta_e / distance if distance > 0 else 0.0
             results.append(
                 PairSeparation(
                     scheme.colors[i].name,
                     scheme.colors[j].name,
                     delta_e,
-                    spread_i,
-                    spread_j,
+                    spread_i * scale,
+                    spread_j * scale,
                     value,
                     pair_status(delta_e, value),
                 )
@@ -450,17 +574,17 @@ def check_scheme(scheme: ColorScheme) -> list[PairSeparation]:
 def classify_colors(scheme: ColorScheme, lab: ArrayLike) -> ColorMatch:
     """Nearest scheme colour of each (N, 3) CIELAB sample, in units of that colour's spread.
 
-    Distances are CIEDE2000 to each centre divided by the colour's spread towards the sample,
-    the same measure `separation` uses, so a scheme that passes the check is one these
-    distances can tell apart.
+    Distances are Mahalanobis distances in `shading_coordinates` with each colour's
+    `shading_covariance`, the model `separation` uses, so a scheme that passes the check is
+    one these distances can tell apart.
     """
-    samples = np.asarray(lab, dtype=np.float64).reshape(-1, 3)
-    centres = scheme.centres()[None, :, :]
-    spreads = scheme.spreads()[None, :, :]
-    targets = samples[:, None, :]
-    delta_e = ciede2000(targets, centres)
-    spread = _spread_towards(np.broadcast_to(centres, (*delta_e.shape, 3)), spreads, targets)
-    distance = delta_e / spread
+    samples = shading_coordinates(np.asarray(lab, dtype=np.float64).reshape(-1, 3))
+    centres = shading_coordinates(scheme.centres())
+    distance = np.empty((len(samples), len(centres)), dtype=np.float64)
+    for k, color in enumerate(scheme.colors):
+        offset = samples - centres[k]
+        inverse = np.linalg.inv(color.shading_covariance())
+        distance[:, k] = np.sqrt(np.einsum("ni,ij,nj->n", offset, inverse, offset))
     order = np.argsort(distance, axis=1)
     rows = np.arange(len(samples))
     best = distance[rows, order[:, 0]]
@@ -474,7 +598,11 @@ def classify_colors(scheme: ColorScheme, lab: ArrayLike) -> ColorMatch:
 
 
 def save_scheme(scheme: ColorScheme, path: str | Path) -> None:
-    """Write `scheme` as TOML (human-readable; numbers rounded to 0.01)."""
+    """Write `scheme` as TOML (human-readable; numbers rounded to 0.01, covariances to 0.001).
+
+    A learnt colour also gets `covariance` (3 rows, in `shading_coordinates`); files without
+    it still load (the covariance then follows from `spread`).
+    """
     document: dict[str, Any] = {
         "scheme": {"name": scheme.name, "puzzle": scheme.puzzle, "light": scheme.light},
         "opposites": [list(pair) for pair in scheme.opposites],
@@ -484,6 +612,11 @@ def save_scheme(scheme: ColorScheme, path: str | Path) -> None:
                 "lab": [round(value, 2) for value in color.lab],
                 "spread": [round(value, 2) for value in color.spread],
                 **({"face": color.face} if color.face is not None else {}),
+                **(
+                    {"covariance": [[round(v, 3) for v in row] for row in color.covariance]}
+                    if color.covariance is not None
+                    else {}
+                ),
             }
             for color in scheme.colors
         ],
@@ -541,7 +674,7 @@ def _scheme_from_document(document: dict[str, Any]) -> ColorScheme:
         where = f"[[colors]] #{number}"
         if not isinstance(entry, dict):
             raise SchemeError(f"{where} is not a table")
-        _reject_unknown(entry, {"name", "lab", "spread", "face"}, where)
+        _reject_unknown(entry, {"name", "lab", "spread", "face", "covariance"}, where)
         face = entry.get("face")
         if face is not None and face not in PUZZLE_FACES[puzzle]:
             raise SchemeError(f"{where} face {face!r} is not a face of a {puzzle}")
@@ -550,7 +683,11 @@ def _scheme_from_document(document: dict[str, Any]) -> ColorScheme:
             raise SchemeError(f"{where} spread must be positive, got {list(spread)}")
         colors.append(
             SchemeColor(
-                _required_str(entry, "name", where), _triple(entry, "lab", where), spread, face
+                _required_str(entry, "name", where),
+                _triple(entry, "lab", where),
+                spread,
+                face,
+                _covariance(entry, where),
             )
         )
     expected = len(PUZZLE_FACES[puzzle])
@@ -598,6 +735,21 @@ def _triple(table: Mapping[str, Any], key: str, where: str) -> tuple[float, floa
     ):
         raise SchemeError(f"{where} {key!r} must be three finite numbers, got {value!r}")
     return (float(value[0]), float(value[1]), float(value[2]))
+
+
+def _covariance(table: Mapping[str, Any], where: str) -> Covariance | None:
+    """The optional `covariance` of a colour: 3 rows of 3 numbers, symmetric, positive."""
+    if "covariance" not in table:
+        return None
+    value = table["covariance"]
+    message = f"{where} 'covariance' must be 3 rows of 3 finite numbers"
+    if not (isinstance(value, list) and len(value) == 3):
+        raise SchemeError(message)
+    rows = [_triple({"row": row}, "row", where) for row in value]
+    matrix = np.array(rows, dtype=np.float64)
+    if not np.allclose(matrix, matrix.T, atol=1e-2) or np.linalg.eigvalsh(matrix).min() <= 0:
+        raise SchemeError(f"{where} 'covariance' must be symmetric and positive definite")
+    return (rows[0], rows[1], rows[2])
 
 
 def _as_triple(values: ArrayLike) -> tuple[float, float, float]:

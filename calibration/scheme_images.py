@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,7 +27,12 @@ import cv2
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from judgecam.calibration.scheme import OPPOSITE_FACES, PUZZLE_FACES, SchemeError
+from judgecam.calibration.scheme import (
+    OPPOSITE_FACES,
+    PUZZLE_FACES,
+    SchemeError,
+    shading_coordinates,
+)
 from judgecam.vision.colorspace import bgr_to_lab
 
 logger = logging.getLogger(__name__)
@@ -37,6 +42,20 @@ logger = logging.getLogger(__name__)
 INSET = 0.3
 #: Fewest pixels a sticker sample is taken from.
 MIN_PIXELS = 9
+#: Pixels this close (px) to the edge of the inset polygon are left out as well: lens blur,
+#: demosaicing and JPEG's half-resolution chroma mix a pixel with its neighbours that far, so
+#: a sticker seen almost edge-on (a sliver a pixel or two wide) gives no sample instead of
+#: the colour of the plastic and the background around it.
+EDGE_PIXELS = 2
+#: Stickers seen more than this far (degrees) from straight on give no sample: the reflection
+#: off the plastic's surface grows steeply at grazing angles (Fresnel, n = 1.5: 4 % head-on,
+#: 13 % at 70 degrees, 27 % at 80) and washes out the colour of a dark sticker; in rendered
+#: station photos the chromaticity of side stickers drifts from about 72 degrees on.
+MAX_VIEW_ANGLE = 72.0
+#: Clustering weights of the shading coordinates (shading, chromaticity, chromaticity): a face
+#: in shadow moves a colour along the first by tens of units at the same chromaticity, so
+#: that axis counts a quarter; colours of one chromaticity (white, grey, black) still part.
+_CLUSTER_WEIGHTS = np.array([0.25, 1.0, 1.0])
 
 
 @dataclass(frozen=True, eq=False)
@@ -58,16 +77,41 @@ class GroupedSamples:
 def sticker_lab(
     image: NDArray[np.uint8], polygon: ArrayLike, inset: float = INSET
 ) -> NDArray[np.float64] | None:
-    """Median CIELAB of the pixels inside `polygon` shrunk by `inset`; None if too few pixels."""
+    """Median CIELAB of the trustworthy pixels inside `polygon` shrunk by `inset`.
+
+    Trustworthy: at least `EDGE_PIXELS` inside the shrunk polygon. None if fewer than
+    `MIN_PIXELS` are left, or if the sticker is seen more than `MAX_VIEW_ANGLE` from straight
+    on. Overexposed pixels stay: the judging cameras see them the same way.
+    """
     points = np.asarray(polygon, dtype=np.float64).reshape(-1, 2)
+    if foreshortening(points) < np.cos(np.radians(MAX_VIEW_ANGLE)):
+        return None
     centroid = points.mean(axis=0)
     shrunk = centroid + (points - centroid) * (1.0 - inset)
     mask = np.zeros(image.shape[:2], dtype=np.uint8)
     cv2.fillConvexPoly(mask, np.rint(shrunk).astype(np.int32), 1)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * EDGE_PIXELS + 1,) * 2)
+    mask = cv2.erode(mask, kernel)
     pixels = image[mask.astype(bool)]
     if len(pixels) < MIN_PIXELS:
         return None
     return np.asarray(np.median(bgr_to_lab(pixels), axis=0), dtype=np.float64)
+
+
+def foreshortening(polygon: ArrayLike) -> float:
+    """About the cosine of the angle a regular sticker (square, triangle) is seen at.
+
+    A regular polygon has isotropic second moments; viewing it at angle t squeezes one axis
+    by cos t, so the square root of the ratio of the moments' eigenvalues is cos t (1 head-on,
+    0 edge-on). 0 for a degenerate polygon.
+    """
+    points = np.asarray(polygon, dtype=np.float32).reshape(-1, 1, 2)
+    moments = cv2.moments(points)
+    if moments["m00"] == 0:
+        return 0.0
+    second = np.array([[moments["mu20"], moments["mu11"]], [moments["mu11"], moments["mu02"]]])
+    low, high = np.linalg.eigvalsh(second / moments["m00"])
+    return float(np.sqrt(max(low, 0.0) / high)) if high > 0 else 0.0
 
 
 def read_facelets_file(path: str | Path) -> list[Facelet]:
@@ -148,7 +192,7 @@ def samples_by_cluster(
             f"found {len(labs)} stickers in {len(images)} photos; need at least {count * 3} "
             f"(3 per colour of a {puzzle})"
         )
-    data = np.array(labs, dtype=np.float32)
+    data = np.asarray(shading_coordinates(np.array(labs)) * _CLUSTER_WEIGHTS, dtype=np.float32)
     criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 100, 0.01)
     cv2.setRNGSeed(0)
     no_initial_labels = np.zeros((len(data), 1), dtype=np.int32)
@@ -170,12 +214,17 @@ def samples_by_cluster(
 def _opposites_from_visibility(
     seen_together: NDArray[np.bool_], keys: list[str]
 ) -> tuple[tuple[str, str], ...]:
+    """Opposite pairs: the one way to pair up all colours with pairs never seen together.
+
+    Opposite faces are never in one view, so the opposites are a perfect matching of the
+    "never seen together" graph. Few poses leave some adjacent colours unseen together too;
+    that is fine as long as only one perfect matching remains.
+    """
     never = ~seen_together
     np.fill_diagonal(never, False)
-    partners = [np.flatnonzero(row) for row in never]
-    if any(len(p) != 1 for p in partners) or any(
-        partners[int(p[0])][0] != i for i, p in enumerate(partners)
-    ):
+    matchings = list(_perfect_matchings(never, list(range(len(keys)))))
+    if len(matchings) != 1:
+        partners = [np.flatnonzero(row) for row in never]
         detail = ", ".join(
             f"{keys[i]} never seen with {len(p)} others"
             for i, p in enumerate(partners)
@@ -183,6 +232,22 @@ def _opposites_from_visibility(
         )
         raise SchemeError(
             "cannot tell which colours are on opposite faces from these photos "
-            f"({detail}); photograph the solved puzzle in more poses, each showing three faces"
+            f"({len(matchings)} ways to pair them: {detail}); photograph the solved puzzle "
+            "in more poses, each showing three faces"
         )
-    return tuple((keys[i], keys[int(p[0])]) for i, p in enumerate(partners) if i < int(p[0]))
+    return tuple((keys[a], keys[b]) for a, b in matchings[0])
+
+
+def _perfect_matchings(
+    allowed: NDArray[np.bool_], left: list[int]
+) -> Iterator[list[tuple[int, int]]]:
+    """Every way to split `left` into pairs (a, b) with allowed[a, b] (a < b in each pair)."""
+    if not left:
+        yield []
+        return
+    first, rest = left[0], left[1:]
+    for partner in rest:
+        if allowed[first, partner]:
+            remaining = [k for k in rest if k != partner]
+            for tail in _perfect_matchings(allowed, remaining):
+                yield [(first, partner), *tail]

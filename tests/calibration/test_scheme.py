@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import tomllib
 from pathlib import Path
 
 import numpy as np
 import pytest
-from numpy.typing import NDArray
+import tomli_w
+from numpy.typing import ArrayLike, NDArray
 
 from judgecam.calibration.scheme import (
     DELTA_E_REFUSED,
@@ -195,18 +197,98 @@ def test_close_colours_with_tight_spreads_get_a_warning() -> None:
     check_scheme(scheme)  # a warning does not refuse
 
 
-def test_separation_counts_spreads_along_the_line_between_centres() -> None:
-    # Two greys 20 L* apart with spreads only in L: the separation is the CIEDE2000 distance
-    # over the CIEDE2000 size of each colour's 2-unit L spread.
+def test_separation_of_colours_differing_only_in_lightness_is_along_the_shading_axis() -> None:
+    # Two greys 20 L* apart with spreads only in L: only the shading axis, 100 ln(L+16), tells
+    # them apart, and a 2-unit L spread there is 200 / (L+16).
     first = SchemeColor("dark", (40.0, 0.0, 0.0), (2.0, 9.0, 9.0))
     second = SchemeColor("light", (60.0, 0.0, 0.0), (2.0, 9.0, 9.0))
     scheme = ColorScheme("greys", "pyram", (first, second), (), "test")
     (pair,) = separation(scheme)
-    step_first = float(ciede2000((40.0, 0.0, 0.0), (42.0, 0.0, 0.0)))
-    step_second = float(ciede2000((60.0, 0.0, 0.0), (58.0, 0.0, 0.0)))
-    np.testing.assert_allclose(pair.spread_first, step_first)
-    np.testing.assert_allclose(pair.spread_second, step_second)
-    np.testing.assert_allclose(pair.separation, pair.delta_e / (step_first + step_second))
+    expected = 100.0 * np.log(76.0 / 56.0) / (200.0 / 56.0 + 200.0 / 76.0)
+    np.testing.assert_allclose(pair.separation, expected, rtol=1e-6)
+    np.testing.assert_allclose(pair.delta_e / (pair.spread_first + pair.spread_second), expected)
+
+
+def _shaded(srgb: tuple[int, int, int], factors: ArrayLike, seed: int) -> NDArray[np.float64]:
+    """CIELAB samples of one sticker colour lit by `factors` of the lamp (plus sensor noise)."""
+    rng = np.random.default_rng(seed)
+    value = np.array(srgb, dtype=np.float64) / 255.0
+    linear = np.where(value <= 0.04045, value / 12.92, ((value + 0.055) / 1.055) ** 2.4)
+    scaled = np.clip(linear[None, :] * np.asarray(factors, dtype=np.float64)[:, None], 0, 1)
+    encoded = np.where(scaled <= 0.0031308, 12.92 * scaled, 1.055 * scaled ** (1 / 2.4) - 0.055)
+    rgb = encoded * 255.0 + rng.normal(0.0, 1.0, scaled.shape)
+    return np.asarray(bgr_to_lab(rgb[:, ::-1]), dtype=np.float64)
+
+
+#: WCA sticker colours per face (sRGB) as a well-exposed camera sees them head-on.
+_TYPICAL: dict[str, tuple[int, int, int]] = {
+    "U": (235, 235, 235),
+    "D": (255, 213, 0),
+    "F": (0, 155, 72),
+    "B": (0, 70, 173),
+    "R": (183, 18, 52),
+    "L": (255, 88, 0),
+}
+
+
+def _name_of(scheme: ColorScheme, face: str) -> str:
+    return next(color.name for color in scheme.colors if color.face == face)
+
+
+#: A lit top face, fill-lit sides and a face in shadow: the light varies 8-fold.
+_LIGHT = np.repeat([1.0, 0.55, 0.35, 0.125], 6)
+
+
+def test_lit_and_shaded_faces_of_red_and_orange_are_told_apart() -> None:
+    # Under a directional lamp each colour's lightness and chroma vary a lot at a fixed
+    # chromaticity; red and orange differ in hue, so no facelet can be confused.
+    samples = {
+        face: _shaded(_TYPICAL[face], _LIGHT, seed)
+        for seed, face in enumerate(("U", "D", "F", "B", "R", "L"))
+    }
+    scheme = learn_scheme(samples, puzzle="333", name="lamp", light="directional lamp")
+    pairs = {frozenset((p.first, p.second)): p for p in check_scheme(scheme)}
+    red_orange = pairs[frozenset((_name_of(scheme, "R"), _name_of(scheme, "L")))]
+    assert red_orange.status == "ok", red_orange.describe()
+    assert scheme.color("red").spread[0] > 8.0  # the lightness really does vary a lot
+    match = classify_colors(scheme, np.vstack(list(samples.values())))
+    faces = [scheme.colors[i].face for i in match.indices]
+    assert faces == [face for face in samples for _ in _LIGHT]
+
+
+def test_white_and_grey_are_refused_when_a_shaded_white_looks_like_a_lit_grey() -> None:
+    samples = {
+        face: _shaded(_TYPICAL[face], _LIGHT, seed)
+        for seed, face in enumerate(("U", "D", "F", "B", "R", "L"))
+    }
+    samples["D"] = _shaded((120, 120, 120), _LIGHT, 9)  # grey instead of yellow
+    scheme = learn_scheme(samples, puzzle="333", name="lamp", light="directional lamp")
+    worst = separation(scheme)[0]
+    assert {worst.first, worst.second} == {_name_of(scheme, "U"), _name_of(scheme, "D")}
+    assert worst.delta_e > DELTA_E_WARNING  # far apart as centres ...
+    assert worst.status == "refused"  # ... but not under this light
+    with pytest.raises(SchemeError, match="too close"):
+        check_scheme(scheme)
+
+
+def test_learnt_covariance_survives_the_file_and_old_files_still_load(tmp_path: Path) -> None:
+    samples = {
+        face: _shaded(_TYPICAL[face], _LIGHT, seed)
+        for seed, face in enumerate(("U", "D", "F", "B", "R", "L"))
+    }
+    scheme = learn_scheme(samples, puzzle="333", name="lamp", light="directional lamp")
+    path = tmp_path / "lamp.toml"
+    save_scheme(scheme, path)
+    loaded = load_scheme(path)
+    for original, again in zip(scheme.colors, loaded.colors, strict=True):
+        np.testing.assert_allclose(
+            again.shading_covariance(), original.shading_covariance(), atol=2e-3
+        )
+    document = tomllib.loads(path.read_text())
+    for entry in document["colors"]:
+        del entry["covariance"]
+    path.write_text(tomli_w.dumps(document))  # as written before covariances existed
+    assert all(color.covariance is None for color in load_scheme(path).colors)
 
 
 def test_learning_needs_one_group_per_colour_and_enough_samples() -> None:

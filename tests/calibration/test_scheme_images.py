@@ -13,6 +13,7 @@ from numpy.typing import NDArray
 from judgecam.calibration.scheme import SchemeError, learn_scheme
 from judgecam.calibration.scheme_images import (
     Facelet,
+    _opposites_from_visibility,
     read_facelets_file,
     samples_by_cluster,
     samples_by_face,
@@ -132,3 +133,24 @@ def test_facelets_file(tmp_path: Path) -> None:
     path.write_text("{")
     with pytest.raises(SchemeError, match="not a facelets JSON file"):
         read_facelets_file(path)
+
+
+def test_a_sticker_seen_almost_edge_on_gives_no_sample() -> None:
+    # A sliver (a sticker seen about 80 degrees from straight on) is mostly its surroundings.
+    image = np.zeros((100, 100, 3), dtype=np.uint8)
+    image[20:80, 20:80] = (40, 40, 200)
+    square = np.array([[20, 20], [79, 20], [79, 79], [20, 79]], dtype=np.float64)
+    sliver = np.array([[20, 20], [30, 20], [30, 79], [20, 79]], dtype=np.float64)
+    assert sticker_lab(image, square) is not None
+    assert sticker_lab(image, sliver) is None
+
+
+def test_opposites_from_few_poses_take_the_only_pairing_that_fits() -> None:
+    keys = ["a", "b", "c", "d", "e", "f"]
+    seen = np.ones((6, 6), dtype=bool)
+    for i, j in ((0, 1), (2, 3), (4, 5), (1, 2)):  # b and c (adjacent) never met either
+        seen[i, j] = seen[j, i] = False
+    assert _opposites_from_visibility(seen, keys) == (("a", "b"), ("c", "d"), ("e", "f"))
+    seen[0, 3] = seen[3, 0] = False  # now a-d, b-c, e-f fits too
+    with pytest.raises(SchemeError, match="2 ways to pair them"):
+        _opposites_from_visibility(seen, keys)
