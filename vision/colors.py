@@ -61,6 +61,7 @@ from judgecam.vision.color_faces import (
     lit_labelling_cost,
     relit,
 )
+from judgecam.vision.color_hinges import hinged_readings
 from judgecam.vision.color_legal import LegalLabelling, legal_labelling
 from judgecam.vision.color_model import (
     ColorClassification,
@@ -90,6 +91,8 @@ logger = logging.getLogger(__name__)
 MIN_NOISE_DELTA_E = 2.0
 #: Facelets below this confidence are listed in the reasons.
 LOW_CONFIDENCE = 0.5
+#: How the reasons listing facelets of low confidence begin (`pipeline` looks for it).
+LOW_CONFIDENCE_REASON = "low colour confidence"
 #: Clusters closer than this (CIEDE2000) are reported: regulation 8.2 wants colours "clearly
 #: distinguishable", and below about 10 a change of light can swap them.
 CLOSE_CLUSTERS_DELTA_E = 10.0
@@ -155,6 +158,19 @@ def classify_colors(
     """
     model = piece_model(puzzle if isinstance(puzzle, str) else puzzle.name)
     facelets = as_samples(samples)
+    return _hinges_checked(
+        model, facelets, _lit_classification(model, facelets, puzzle, scheme), puzzle, scheme
+    )
+
+
+def _lit_classification(
+    model: PieceModel,
+    facelets: Sequence[FaceletSample | None],
+    puzzle: str | PuzzleSpec,
+    scheme: ColorScheme | None,
+) -> ColorClassification:
+    """The labelling from the two starts (the samples, their chromaticity), each relabelled with
+    its face lights divided out; the one its lights explain better."""
     first = _classify_once(facelets, puzzle, scheme)  # raises on a wrong facelet count
     lights = face_gains(model.face_of_facelet, facelets, first.labels, first.confidences)
     usual = first if lights is None else _relit_labelling(model, facelets, lights, puzzle, scheme)
@@ -175,6 +191,63 @@ def classify_colors(
     ]
     logger.debug("labelling costs: first on the samples %.1f, on chromaticity %.1f", *costs)
     return other if costs[1] < costs[0] else usual
+
+
+def _hinges_checked(
+    model: PieceModel,
+    facelets: Sequence[FaceletSample | None],
+    result: ColorClassification,
+    puzzle: str | PuzzleSpec,
+    scheme: ColorScheme | None,
+) -> ColorClassification:
+    """`result`, or a better labelling, once every face light that rests on one group of
+    facelets has been tried with that group read as another colour (`color_hinges`).
+
+    Each reading is scored with the face lights that suit it (`lit_labelling_cost`). The best
+    one that beats `result` is labelled again with its lights and kept if that beats `result`
+    too. Then every reading left is a rival: a facelet it reads otherwise gets at most the
+    confidence its margin gives (3 x the cost difference, in the squared noise units of
+    stage 4's margins), as a runner-up labelling does.
+    """
+    per_color = len(model.face_of_facelet) // len(model.faces)
+    readings = hinged_readings(model.face_of_facelet, facelets, result.labels, per_color)
+    if not readings:
+        return result
+
+    def cost(labels: Sequence[str | None]) -> float:
+        return lit_labelling_cost(model.face_of_facelet, facelets, labels, MIN_NOISE_DELTA_E)
+
+    best_cost = cost(result.labels)
+    rivals = [(cost(reading.labels), reading.labels) for reading in readings]
+    challenger = min(rivals, key=lambda rival: rival[0])
+    if challenger[0] < best_cost:
+        lights = face_gains(model.face_of_facelet, facelets, challenger[1], [1.0] * len(facelets))
+        if lights is not None:
+            relabelled = _relit_labelling(model, facelets, lights, puzzle, scheme)
+            relabelled_cost = cost(relabelled.labels)
+            if relabelled_cost < best_cost:
+                logger.debug("a face light hinged on a misread group: relabelled")
+                rivals.append((best_cost, result.labels))
+                result, best_cost = relabelled, relabelled_cost
+    confidences = list(result.confidences)
+    doubted = []
+    for rival_cost, labels in rivals:
+        cap = float(np.tanh(3.0 * max(rival_cost - best_cost, 0.0) / 4.0))
+        for index, (mine, theirs) in enumerate(zip(result.labels, labels, strict=True)):
+            if mine is not None and theirs != mine and cap < confidences[index]:
+                confidences[index] = cap
+                doubted.append(index)
+    if not doubted:
+        return result
+    weak = sorted({i for i in doubted if confidences[i] < LOW_CONFIDENCE})
+    reasons = list(result.reasons)
+    if weak:
+        named = ", ".join(f"{facelet_name(model, i)} {result.labels[i]}" for i in weak)
+        reasons.append(
+            f"{LOW_CONFIDENCE_REASON}: {named} (their face's light rests on them; "
+            "read as another colour, with the light fitted to that, they fit about as well)"
+        )
+    return replace(result, confidences=tuple(confidences), reasons=tuple(reasons))
 
 
 #: A labelling whose every facelet is at least this confident is kept without trying the
@@ -961,7 +1034,7 @@ def _reasons(
     if weak:
         listed = ", ".join(weak[:LISTED_FACELETS])
         more = f" and {len(weak) - LISTED_FACELETS} more" if len(weak) > LISTED_FACELETS else ""
-        reasons.append(f"low colour confidence: {listed}{more}")
+        reasons.append(f"{LOW_CONFIDENCE_REASON}: {listed}{more}")
     overruled = []
     for row, index in enumerate(seen):
         nearest = int(np.argmin(costs[index]))
