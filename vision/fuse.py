@@ -563,6 +563,7 @@ def fuse_views(
     reference = max(usable, key=lambda i: float(np.sum(per_view[i][1] > 0)))
     identity = np.eye(3)
     options: list[list[tuple[float, NDArray[np.float64]]]] = []
+    discordant: list[int] = []
     for index in range(len(views)):
         if index == reference:
             options.append([(0.0, identity)])
@@ -584,6 +585,10 @@ def fuse_views(
                 options.append([])
                 continue
             best = scored[0][0]
+            if best < 0.0:
+                # More of the overlap disagrees than agrees under every alignment: the colours
+                # cannot say how this view sits on the reference (glare over one camera's view).
+                discordant.append(index)
             options.append(
                 [(s, model.symmetries[k]) for s, k in scored if s >= best - ALIGNMENT_MARGIN][
                     :MAX_ALIGNMENTS
@@ -626,6 +631,13 @@ def fuse_views(
                 "the views could not be put together unambiguously "
                 f"(possible verdicts: {', '.join(close_verdicts)})"
             )
+    if discordant and not ambiguous:
+        ambiguous = True
+        all_reasons.append(
+            "the views could not be put together: under every alignment, the overlap of view "
+            + ", ".join(str(index + 1) for index in discordant)
+            + f" with view {reference + 1} disagrees more than it agrees"
+        )
     seen = np.zeros(count, dtype=bool)
     for (_, weights, _, _), permutation in zip(per_view, permutations, strict=True):
         if permutation is not None:
