@@ -5,8 +5,8 @@
    choice of model sticker matter only up to its orbit, so a few seeds x a few orbit
    representatives x corner rolls are tried; each pose is scored by how many detected facelets
    land on projected model facelets, and the best is refined with PnP on all its inliers.
-   Triangle stickers first read their size relative to the cell off the image
-   (`_image_fraction`): a single triangle's pose is only as far away as the guess says.
+   The stickers' size relative to the cell is first read off the image (`_image_fraction`):
+   a single sticker's pose is only as far away as the guess says.
 2. Parts. For every axis and every part along it, a 1-DoF search over the part's rotation
    about the axis (within half a turning step: the part's facelet set repeats every step), then
    Gauss-Newton on the matched sticker corners. The residuals give each angle's standard error.
@@ -857,71 +857,80 @@ NEIGHBOUR_DISTANCE = 1.4
 FRACTION_RANGE = (0.5, 1.0)
 
 
-def _far_corner_first(corners: FloatArray, other_center: FloatArray) -> FloatArray:
-    """A triangle's corners cyclically rolled to start at the one farthest from a neighbour's
-    centre (the corner opposite the shared edge), keeping their order."""
-    far = int(np.argmax(np.sum((corners - other_center) ** 2, axis=1)))
-    return np.asarray(np.roll(corners, -far, axis=0), dtype=np.float64)
+def _nearest_corners(corners: FloatArray, other_centers: FloatArray) -> FloatArray:
+    """Each sticker's (P, K, 2) two corners nearest its neighbour's centre (P, 2), in their
+    cyclic order: those of the side facing it (a triangle's all but the one opposite; a
+    square's shared side)."""
+    distances = np.sum((corners - other_centers[:, None]) ** 2, axis=-1)
+    nearest = np.sort(np.argsort(distances, axis=1, kind="stable")[:, :2], axis=1)
+    # The last and the first corner: cyclically, the last comes first.
+    wrapped = nearest[:, 1] - nearest[:, 0] != 1
+    nearest[wrapped] = nearest[wrapped, ::-1]
+    return np.asarray(np.take_along_axis(corners, nearest[:, :, None], axis=1), np.float64)
 
 
-def _neighbour_pairs(centers: FloatArray, sizes: FloatArray) -> list[tuple[int, int]]:
+def _neighbour_pairs(
+    centers: FloatArray, sizes: FloatArray
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Detected patches close and alike enough in size to be neighbouring stickers."""
     gaps = np.sqrt(np.sum((centers[:, None] - centers[None]) ** 2, axis=-1))
     ratio = sizes[:, None] / sizes[None, :]
     close = gaps < NEIGHBOUR_DISTANCE * 0.5 * (sizes[:, None] + sizes[None, :])
     close &= (ratio > SIZE_RATIO_RANGE[0]) & (ratio < SIZE_RATIO_RANGE[1])
     first, second = np.nonzero(np.triu(close, 1))
-    return list(zip(first.tolist(), second.tolist(), strict=True))
+    return first, second
 
 
 def _pair_fractions(
-    corners: FloatArray, centers: FloatArray, first: int, second: int
-) -> list[float]:
-    """Sticker size relative to its cell from two neighbouring triangles: four estimates, or
-    none if the two do not look like neighbours.
+    corners: FloatArray, centers: FloatArray, first: NDArray[np.intp], second: NDArray[np.intp]
+) -> FloatArray:
+    """Sticker size relative to its cell from pairs of neighbouring stickers: four estimates
+    (a row) a pair, none for a pair that does not look like neighbours.
 
-    A sticker is its cell shrunk about the centre, so the line from a triangle's centre through
+    A sticker is its cell shrunk about the centre, so the line from a sticker's centre through
     a corner passes through the cell's corner, and two neighbours (on one face, or the two
     faces of an edge piece) share two cell corners, where their lines meet. A ratio of
     distances along a line is unchanged by an affine map (a small patch's projection): it is
     the fraction seen in the image from any view, including what segmentation trims off.
     """
-    own = _far_corner_first(corners[first], centers[second])[1:]
-    other = _far_corner_first(corners[second], centers[first])[1:]
-    if np.sum((own[0] - other[0]) ** 2) > np.sum((own[0] - other[1]) ** 2):
-        other = other[::-1]
-    fractions = []
-    for mine, theirs in zip(own, other, strict=True):
-        toward_mine = mine - centers[first]
-        toward_theirs = theirs - centers[second]
-        # Where the lines meet: centers[first] + a toward_mine = centers[second] + b toward_theirs.
-        system = np.stack([toward_mine, -toward_theirs], axis=1)
-        if abs(np.linalg.det(system)) < 1e-3 * float(toward_mine @ toward_mine):
-            return []  # (nearly) parallel lines: not neighbours
-        a, b = np.linalg.solve(system, centers[second] - centers[first])
-        if a <= 0 or b <= 0:
-            return []
-        fractions += [1.0 / a, 1.0 / b]
-    if min(fractions) < FRACTION_RANGE[0] or max(fractions) > FRACTION_RANGE[1]:
-        return []
-    return fractions
+    own = _nearest_corners(corners[first], centers[second])
+    other = _nearest_corners(corners[second], centers[first])
+    # Pair the corners by proximity.
+    swap = np.sum((own[:, 0] - other[:, 0]) ** 2, axis=1) > np.sum(
+        (own[:, 0] - other[:, 1]) ** 2, axis=1
+    )
+    other[swap] = other[swap, ::-1]
+    toward_mine = own - centers[first][:, None]  # (P, 2 corners, 2)
+    toward_theirs = other - centers[second][:, None]
+    # Where the lines meet: centers[first] + a toward_mine = centers[second] + b toward_theirs.
+    systems = np.stack([toward_mine, -toward_theirs], axis=-1)  # (P, 2 corners, 2, 2)
+    lengths = np.sum(toward_mine * toward_mine, axis=-1)
+    # (Nearly) parallel lines: not neighbours.
+    meet = np.abs(np.linalg.det(systems)) >= 1e-3 * lengths
+    meet = meet.all(axis=1)
+    offsets = np.broadcast_to((centers[second] - centers[first])[:, None], toward_mine.shape)
+    steps = np.linalg.solve(systems[meet], offsets[meet][..., None])[..., 0]  # (P', 2, 2)
+    steps = steps.reshape(len(steps), 4)
+    steps = steps[(steps > 0).all(axis=1)]
+    fractions = 1.0 / steps
+    inside = (fractions >= FRACTION_RANGE[0]).all(axis=1) & (fractions <= FRACTION_RANGE[1]).all(
+        axis=1
+    )
+    return np.asarray(fractions[inside], np.float64)
 
 
 def _image_fraction(corners: FloatArray, centers: FloatArray, sizes: FloatArray) -> float | None:
     """Sticker size relative to its cell as seen in the image: the median over neighbouring
-    detected triangles (None if no pair gives one).
+    detected stickers (None if no pair gives one).
 
     The detected patches are smaller than the stickers by what segmentation trims off their
-    edges (a pixel or two, so a larger share of small stickers). A single triangle's pose (P3P)
+    edges (a pixel or two, so a larger share of small stickers: about 0.76 of a Pyraminx cell
+    and 0.78 of a cube's against the starting guess). A single sticker's pose (P3P or IPPE)
     with too large model stickers puts the puzzle too far away, by about as much as the ratio
     is off: far enough that the scoring misses the right pose when a layer is turned.
     """
-    found = [
-        fraction
-        for first, second in _neighbour_pairs(centers, sizes)
-        for fraction in _pair_fractions(corners, centers, first, second)
-    ]
-    return float(np.median(found)) if found else None
+    found = _pair_fractions(corners, centers, *_neighbour_pairs(centers, sizes))
+    return float(np.median(found)) if found.size else None
 
 
 def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) -> float | None:
@@ -995,11 +1004,8 @@ def fit_geometry(
     corners = intrinsics.undistort(np.stack([facelets[i].corners_px for i in usable]))
     centers = corners.mean(axis=1)
     sizes = np.sqrt(np.abs([cv2.contourArea(c.astype(np.float32)) for c in corners]))
-    seed_fraction = STICKER_FRACTION
-    if sides == 3:
-        # Triangles (Pyraminx): the single-sticker seeds need the fraction right (see
-        # `_image_fraction`). Squares keep the starting guess (not measured with it).
-        seed_fraction = _image_fraction(corners, centers, sizes) or STICKER_FRACTION
+    # The single-sticker seeds need the fraction right (see `_image_fraction`).
+    seed_fraction = _image_fraction(corners, centers, sizes) or STICKER_FRACTION
     problem = _Problem(
         model=model,
         matrix=intrinsics.camera_matrix,

@@ -167,10 +167,10 @@ def test_a_timer_beside_the_cube_is_not_a_second_puzzle() -> None:
 def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     corpus_dir, monkeypatch
 ) -> None:
-    """c0008 (a DNF): its first camera's reading is DNF, but with U's colours unseen the rest
-    allows solved, so that camera alone gives review. When the second camera's fit is loose,
-    that view is left out and the first one's DNF rests on face U's colours: review, with
-    why."""
+    """c0008 (a DNF): its first camera's reading is DNF, but with one face's colours unseen the
+    rest allows solved, so that camera alone gives review. When the second camera's fit is
+    loose, that view is left out and the first one's DNF rests on that face's colours: review,
+    with why."""
     import json
 
     from judgecam.vision import pipeline
@@ -189,7 +189,8 @@ def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     alone = pipeline.judge_views(views[:1], "333")
     assert alone.verdict == "review"
     assert alone.fusion is not None and alone.fusion.verdict.verdict == "DNF"
-    assert any("rests on face U" in reason for reason in alone.reasons), alone.reasons
+    resting = [reason for reason in alone.reasons if "rests on face" in reason]
+    assert len(resting) == 1, alone.reasons
     loose = pipeline._loose_fit
     monkeypatch.setattr(
         pipeline,
@@ -203,14 +204,46 @@ def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     both = pipeline.judge_views(views, "333")
     assert both.verdict == "review"
     assert any("view left out" in reason for reason in both.reasons)
-    assert any("rests on face U" in reason for reason in both.reasons), both.reasons
+    assert any(resting[0].split("rests on")[1] in reason for reason in both.reasons), both.reasons
 
 
-def test_a_penalty_no_one_face_decides_stands_with_a_view_left_out(corpus_dir: Path) -> None:
-    """c0188 (a DNF): the second camera's patches mostly do not fit and that view is left out;
+def test_a_penalty_no_one_face_decides_stands_with_a_view_left_out(
+    corpus_dir: Path, monkeypatch
+) -> None:
+    """c0188 (a DNF) with its second camera's fit taken as loose (session 8's sticker size left
+    it out so; the stickers' size read off the image fits it now): that view is left out, and
     the first camera's DNF survives any one face taken as unseen: DNF, saying which view was
     left out."""
-    result, truth = _check_capture(corpus_dir, "c0188")
+    import json
+
+    from judgecam.vision import pipeline
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / "c0188.json").read_text(encoding="utf-8"))
+    views = [
+        analyse_view(
+            cv2.imread(str(corpus_dir / view["image"])),
+            puzzle_model("333"),
+            intrinsics_from_truth(view),
+            view["image"],
+        )
+        for view in truth["views"]
+    ]
+    loose = pipeline._loose_fit
+    monkeypatch.setattr(
+        pipeline,
+        "_loose_fit",
+        lambda fit, segmentation: (
+            "the puzzle fits loosely (test)"
+            if segmentation is views[1].segmentation
+            else loose(fit, segmentation)
+        ),
+    )
+    result = pipeline.judge_views(
+        views,
+        "333",
+        world_from_camera=[np.asarray(view["world_from_camera"]) for view in truth["views"]],
+    )
     assert truth["verdict"] == "DNF"
     assert result.verdict == "DNF", result.reasons
     assert any("view left out" in reason for reason in result.reasons)
@@ -312,10 +345,12 @@ def test_a_facelet_that_only_tells_plus_two_from_dnf_is_not_sent_to_a_judge(
 def test_a_facelet_that_alone_penalises_a_solved_puzzle_still_goes_to_a_judge(
     corpus_dir: Path,
 ) -> None:
-    """c0138, a solved 3x3x3: one facelet read green where it is blue (both cameras) makes it
-    DNF, and without it the unseen facelets allow solved: review, not DNF."""
-    result, truth = _check_capture(corpus_dir, "c0138")
-    assert truth["verdict"] == "solved"
+    """c0139, a Pyraminx one move from solved: the +2 rests on one green facelet on face L, and
+    without it the unseen facelets leave the verdict open: review, not +2. (Read right here;
+    the rule is for a misread one: until the stickers' size was read off the image, c0138, a
+    solved 3x3x3, read one blue facelet green in both cameras and was held back so from DNF.)"""
+    result, truth = _check_capture(corpus_dir, "c0139")
+    assert truth["verdict"] == "+2"
     assert result.verdict == "review"
     assert any(reason.startswith("one facelet decides the verdict") for reason in result.reasons)
 
@@ -339,3 +374,24 @@ def test_pyraminx_views_are_aligned_without_rig_poses_whatever_face_looks_on_top
     )
     assert truth["verdict"] == "+2"
     assert result.verdict == "+2", result.reasons
+
+
+def test_views_whose_overlap_disagrees_under_every_alignment_are_not_put_together(
+    corpus_dir: Path,
+) -> None:
+    """c0015, a solved 3x3x3 judged without rig poses: a lamp's reflection washes out one
+    camera's view, and under every alignment the two views' overlap disagrees more than it
+    agrees. The best of them read DNF; the colours cannot say how the views fit: review."""
+    import json
+
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / "c0015.json").read_text(encoding="utf-8"))
+    result = check(
+        [(view["image"], cv2.imread(str(corpus_dir / view["image"]))) for view in truth["views"]],
+        "333",
+        [intrinsics_from_truth(view) for view in truth["views"]],
+    )
+    assert truth["verdict"] == "solved"
+    assert result.verdict == "review"
+    assert any("under every alignment" in reason for reason in result.reasons), result.reasons

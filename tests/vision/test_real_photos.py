@@ -31,9 +31,6 @@ CASES = (
 )
 #: Photos whose view is still left out as a loose fit, and why.
 KNOWN_LEFT_OUT = {
-    # A white pad on the robot's beam fits as a bottom-face facelet (corner error 13 %):
-    # leaving the view out is right here.
-    ("2x2x2-random-03", "L"): "robot pad fitted as a facelet",
     # Corner error 2.7 % of a sticker, but 12 % of the median patch, which the robot's many
     # small parts pull down.
     ("2x2x2-random-04", "L"): "error scaled by clutter-sized patches",
