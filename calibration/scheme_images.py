@@ -91,8 +91,8 @@ def sticker_lab(
     mask = np.zeros(image.shape[:2], dtype=np.uint8)
     cv2.fillConvexPoly(mask, np.rint(shrunk).astype(np.int32), 1)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * EDGE_PIXELS + 1,) * 2)
-    mask = cv2.erode(mask, kernel)
-    pixels = image[mask.astype(bool)]
+    inner = cv2.erode(mask, kernel)
+    pixels = image[inner.astype(bool)]
     if len(pixels) < MIN_PIXELS:
         return None
     return np.asarray(np.median(bgr_to_lab(pixels), axis=0), dtype=np.float64)
