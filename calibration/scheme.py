@@ -236,6 +236,8 @@ _NAMING_PALETTE: dict[str, tuple[int, int, int]] = {
     "light blue": (90, 180, 240),
     "lime": (160, 230, 40),
 }
+#: The palette's neutral names: told apart by lightness alone (`_neutral_names`).
+_NEUTRAL_NAMES: tuple[str, ...] = ("white", "grey", "black")
 
 
 def robust_centre_and_spread(
@@ -339,23 +341,131 @@ def _palette_lab() -> tuple[list[str], NDArray[np.float64]]:
     return names, bgr_to_lab(rgb[:, ::-1])
 
 
-def color_name(lab: ArrayLike) -> str:
-    """A readable name ("red", "light blue", ...) for a CIELAB colour: the nearest reference."""
+def _shading_invariant_distances(
+    labs: NDArray[np.float64], references: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """(N, M) CIEDE2000 from each colour, lit up to each reference's lightness if darker.
+
+    Shading scales (L+16, a, b) by one factor (`shading_coordinates`), so a colour darker
+    than a reference is moved along its own shading ray until its L equals the reference's,
+    then compared: what is left is chromaticity (the last two shading coordinates), in
+    CIEDE2000 units at the reference's lightness. A dark yellow is then as near "yellow" as
+    a lit one, and `_NAME_SLACK_DELTA_E` keeps its meaning. Shading only takes light away,
+    so a colour brighter than a reference cannot be that reference in shade: it is compared
+    as it is, and the lightness difference counts (a light pastel rose is "pink", not a
+    "red" with the red's lightness). Neutral references all sit at zero chromaticity and
+    are compared at white's lightness (`_hue_references`).
+    """
+    base = np.maximum(labs[:, 0] + 16.0, 1.0)[:, None]
+    factor = np.maximum((references[None, :, 0] + 16.0) / base, 1.0)
+    moved = np.stack(
+        [
+            base * factor - 16.0,
+            labs[:, None, 1] * factor,
+            labs[:, None, 2] * factor,
+        ],
+        axis=-1,
+    )
+    return np.asarray(ciede2000(moved, references[None, :, :]), dtype=np.float64)
+
+
+def _hue_references() -> tuple[list[str], NDArray[np.float64]]:
+    """Palette names and CIELAB for comparing hues: neutrals all put at white's lightness.
+
+    Neutrals differ only in lightness, which `_neutral_names` judges. Left at black's L*,
+    the black reference would draw every colour: moved along its shading ray down to L* 11,
+    any colour's chroma shrinks to a few units.
+    """
     names, references = _palette_lab()
-    distances = ciede2000(np.asarray(lab, dtype=np.float64)[None, :], references)
-    return names[int(np.argmin(distances))]
+    white = references[names.index("white")]
+    neutral = np.array([_is_neutral(name) for name in names])
+    hue = np.where(neutral[:, None], white[None, :], references)
+    return names, hue
+
+
+def _is_neutral(name: str) -> bool:
+    return name in _NEUTRAL_NAMES
+
+
+def _nearest_neutral(level: float, levels: Mapping[str, float]) -> str:
+    """The neutral name whose log-lightness level is nearest to `level`."""
+    return min(levels, key=lambda name: abs(levels[name] - level))
+
+
+def _neutral_levels() -> dict[str, float]:
+    """Palette neutrals' first shading coordinate (100 ln(L+16)) relative to white's."""
+    names, references = _palette_lab()
+    levels = {
+        name: float(shading_coordinates(references[names.index(name)])[0])
+        for name in _NEUTRAL_NAMES
+    }
+    return {name: level - levels["white"] for name, level in levels.items()}
+
+
+def _neutral_names(labs: NDArray[np.float64], neutral: Sequence[int]) -> dict[int, str]:
+    """White, grey or black for the neutral colours (indices `neutral`) of one scheme.
+
+    Why this rule: neutral colours differ only in lightness, and lightness is what shading
+    changes. Each colour's centre is a median over its own faces' lit and shaded views, so
+    centres of different faces carry different shading (on the station renders a white face's
+    centre is up to 1.3 times darker in L+16 than a neon green's), about as large as the whole
+    white-grey step (1.57 times). So, as in lightness anchoring (Gilchrist et al. 1999, "the
+    highest luminance appears white"), but among neutrals only: the lightest neutral is
+    white, and other neutrals are named by their lightness relative to it, nearest in
+    100 ln(L+16) (i.e. in the ratio shading changes) to the palette's grey and black relative
+    to white. The lightest neutral itself can only be told apart from white if it is black:
+    it is black when, relative to the scheme's brightest colour, it is nearer the palette's
+    black level than its grey level (a factor of 4 in L+16, beyond what shading does). A lone
+    grey sticker is therefore called "white": unavoidable without a reference white.
+    """
+    if not neutral:
+        return {}
+    levels = _neutral_levels()
+    log_lightness = shading_coordinates(labs)[:, 0]
+    anchor = max(neutral, key=lambda index: float(log_lightness[index]))
+    below_brightest = float(log_lightness[anchor] - log_lightness.max())
+    anchor_name = "black" if _nearest_neutral(below_brightest, levels) == "black" else "white"
+    names = {}
+    for index in neutral:
+        level = float(log_lightness[index] - log_lightness[anchor]) + levels[anchor_name]
+        names[index] = _nearest_neutral(level, levels)
+    return names
+
+
+def color_name(lab: ArrayLike) -> str:
+    """A readable name ("red", "light blue", ...) for one CIELAB colour, whatever its shading.
+
+    The hue is the nearest reference after shading is factored out
+    (`_shading_invariant_distances`); a neutral colour, having no scheme to compare with, is
+    named by its own lightness (nearest palette neutral in 100 ln(L+16)).
+    """
+    names, references = _hue_references()
+    colour = np.asarray(lab, dtype=np.float64).reshape(1, 3)
+    name = names[int(np.argmin(_shading_invariant_distances(colour, references)[0]))]
+    if not _is_neutral(name):
+        return name
+    white = float(shading_coordinates(references[names.index("white")])[0])
+    return _nearest_neutral(float(shading_coordinates(colour[0])[0]) - white, _neutral_levels())
 
 
 def color_names(centres: ArrayLike) -> list[str]:
-    """Distinct readable names for the colours of one scheme.
+    """Distinct readable names for the colours of one scheme, insensitive to shading.
 
-    Names are handed out closest pair first, each once, so a dim orange next to a red is
+    A centre is a median over lit and shaded faces, often much darker than any reference
+    colour, and plain CIEDE2000 then prefers a neutral (a dark yellow came out "grey"). So
+    hues are compared after moving each colour along its shading ray to the reference's
+    lightness (`_shading_invariant_distances`), and neutrals get white / grey / black from
+    their lightness relative to each other (`_neutral_names`).
+
+    Hue names are handed out closest pair first, each once, so a dim orange next to a red is
     "orange" rather than a second "red"; a colour whose best free name is more than
     `_NAME_SLACK_DELTA_E` worse than its nearest takes the nearest with a number ("red 2").
+    Neutral is not used up: any number of colours may be neutral.
     """
     labs = np.asarray(centres, dtype=np.float64).reshape(-1, 3)
-    names, references = _palette_lab()
-    distances = ciede2000(labs[:, None, :], references[None, :, :])
+    names, references = _hue_references()
+    distances = _shading_invariant_distances(labs, references)
+    neutral_columns = np.array([_is_neutral(name) for name in names])
     chosen: dict[int, str] = {}
     free = np.ones(len(names), dtype=bool)
     acceptable = distances <= distances.min(axis=1, keepdims=True) + _NAME_SLACK_DELTA_E
@@ -367,13 +477,21 @@ def color_names(centres: ArrayLike) -> list[str]:
         if not np.isfinite(masked[best_row, best_column]):
             break
         chosen[best_row] = names[best_column]
-        free[best_column] = False
-    used = set(chosen.values())
+        free[best_column] = bool(neutral_columns[best_column])
+    # Hue names handed out above are unique; the rest (neutrals, colours left without an
+    # acceptable free name) are numbered if their name is taken.
+    readable = {index: name for index, name in chosen.items() if not _is_neutral(name)}
     for index in range(len(labs)):
         if index not in chosen:
-            chosen[index] = _unique(names[int(np.argmin(distances[index]))], used)
-            used.add(chosen[index])
-    return [chosen[index] for index in range(len(labs))]
+            chosen[index] = names[int(np.argmin(distances[index]))]
+    neutral = [index for index in range(len(labs)) if _is_neutral(chosen[index])]
+    chosen.update(_neutral_names(labs, neutral))
+    used = set(readable.values())
+    for index in range(len(labs)):
+        if index not in readable:
+            readable[index] = _unique(chosen[index], used)
+            used.add(readable[index])
+    return [readable[index] for index in range(len(labs))]
 
 
 def learn_scheme(

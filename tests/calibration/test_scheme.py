@@ -21,6 +21,8 @@ from judgecam.calibration.scheme import (
     builtin_scheme,
     check_scheme,
     classify_colors,
+    color_name,
+    color_names,
     learn_scheme,
     load_scheme,
     robust_centre_and_spread,
@@ -132,6 +134,59 @@ def test_warm_light_moves_colours_but_the_learnt_names_stay_readable() -> None:
     # The same white sticker is yellower (b*) under the warm light than under the cool one.
     assert warm.color(warm.colors[0].name).lab[2] - cool.colors[0].lab[2] > 15
     assert [c.name for c in warm.colors][:2] == ["white", "yellow"]
+
+
+def _lab(red: int, green: int, blue: int) -> tuple[float, float, float]:
+    lab = bgr_to_lab(np.array([blue, green, red], dtype=np.float64))
+    return (float(lab[0]), float(lab[1]), float(lab[2]))
+
+
+#: Centres learnt from rendered station photos (333-wca, annotated): every face's median
+#: over lit and shaded views, so white is L 65 and yellow L 53.
+STATION_CENTRES = {
+    "white": (64.6, -0.5, 2.7),
+    "yellow": (53.1, -2.6, 53.3),
+    "green": (64.0, -53.7, 38.3),
+    "blue": (21.4, 16.7, -40.3),
+    "red": (49.4, 53.2, 33.2),
+    "orange": (46.5, 39.3, 47.9),
+}
+
+
+def test_a_dark_yellow_is_named_yellow_not_grey() -> None:
+    # Plain CIEDE2000 to the palette called this dark but clearly yellow centre "grey".
+    assert color_name(STATION_CENTRES["yellow"]) == "yellow"
+    assert color_names(list(STATION_CENTRES.values())) == list(STATION_CENTRES)
+
+
+def test_shading_does_not_change_a_name() -> None:
+    faces = {"yellow": "D", "green": "F", "blue": "B", "red": "R", "orange": "L"}
+    for name, face in faces.items():
+        lab = np.array(_lab(*STICKERS[face]))
+        for factor in (1.0, 0.8, 0.6, 0.45):  # a face turned further and further away
+            shaded = ((lab[0] + 16.0) * factor - 16.0, lab[1] * factor, lab[2] * factor)
+            assert color_name(shaded) == name, (name, factor)
+
+
+def test_white_grey_and_black_stay_apart() -> None:
+    assert [color_name(_lab(v, v, v)) for v in (235, 128, 30)] == ["white", "grey", "black"]
+    # In a scheme, neutrals are named relative to the lightest one, whatever the exposure.
+    for factor in (1.0, 0.7):
+        neutrals = [_lab(v, v, v) for v in (235, 128, 30)]
+        shaded = [((lab[0] + 16) * factor - 16, 0.0, 0.0) for lab in neutrals]
+        chromatic = [_lab(*STICKERS[face]) for face in ("F", "B", "R")]
+        assert color_names(shaded + chromatic) == ["white", "grey", "black", "green", "blue", "red"]
+
+
+def test_a_lone_neutral_is_white_unless_far_darker_than_the_brightest_colour() -> None:
+    chromatic = [_lab(*STICKERS[face]) for face in ("D", "F", "B", "R", "L")]
+    assert color_names([(58.0, 0.0, 2.0), *chromatic])[0] == "white"  # a white face in shade
+    assert color_names([_lab(30, 30, 30), *chromatic])[0] == "black"
+
+
+def test_a_light_pastel_rose_is_pink_not_red() -> None:
+    # Shading only darkens: a colour lighter than the red reference is not a red in shade.
+    assert color_name((69.6, 40.3, 11.0)) == "pink"
 
 
 def test_robust_centre_ignores_a_reflection() -> None:
