@@ -30,6 +30,7 @@ from judgecam.vision.locate import (
     edge_width,
     find_puzzles,
 )
+from judgecam.vision.look_alike import misnamed_decides
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
@@ -895,6 +896,8 @@ def _judge(
     glare = glare_decides(model, fusion, usable) if final != "review" else None
     if glare is None and final != "review":
         glare = mixed_colors(model, fusion, usable)
+    if glare is None and final != "review":
+        glare = misnamed_decides(fusion, scheme)
     if glare is not None:
         reasons.append(glare)
         final = "review"

@@ -1,0 +1,67 @@
+"""Two colours of a reading that look like one scheme colour (`judgecam.vision.look_alike`)."""
+
+from __future__ import annotations
+
+from judgecam.calibration.scheme import builtin_scheme
+from judgecam.puzzle.observation import UNKNOWN, Observation, PairObservation
+from judgecam.puzzle.registry import get_puzzle
+from judgecam.puzzle.verdict import judge
+from judgecam.vision.color_model import ColorClassification, ColorCluster
+from judgecam.vision.fuse import Fusion
+from judgecam.vision.look_alike import misnamed_clusters, misnamed_decides
+
+#: As on c0019 of the seed-7777 render (a +2 under glare): F's greens in shadow, two of them
+#: lit (CIELAB), and R's red face not seen at all.
+SHADED_GREEN = (28.4, -31.0, 21.1)
+LIT_GREEN = (59.1, -43.9, 29.7)
+
+
+def _fusion(labels: list[str], lab_of: dict[str, tuple[float, float, float]]) -> Fusion:
+    """A fusion of `labels` (a 3x3x3, pairs in line) with one cluster per colour read."""
+    pairs = tuple(
+        PairObservation(axis, parts, 0.0, 0.5) for axis in "xyz" for parts in ((0, 1), (1, 2))
+    )
+    observation = Observation("333", tuple(labels), pairs)
+    clusters = tuple(
+        ColorCluster(name, None, None, lab_of[name], 1.0, labels.count(name), 0.0)
+        for name in sorted(set(labels) - {UNKNOWN})
+    )
+    classification = ColorClassification(
+        "333",
+        tuple(None if label == UNKNOWN else label for label in labels),
+        tuple(0.0 if label == UNKNOWN else 1.0 for label in labels),
+        clusters,
+        (),
+        (1.0, 1.0, 1.0),
+    )
+    verdict = judge(get_puzzle("333"), observation)
+    return Fusion(observation, verdict, classification, (), (), (), (), False)
+
+
+def _c0019_like(misread: bool) -> Fusion:
+    """One R turn from solved, the R face unseen; two of F's greens lit (and, if `misread`,
+    named red: the colour no camera saw, so the name was free)."""
+    labels = list(get_puzzle("333").solved_state().apply("R").colors)
+    for index in range(9, 18):
+        labels[index] = UNKNOWN
+    if misread:
+        labels[19] = labels[25] = "red"
+    lab_of = {color.name: color.lab for color in builtin_scheme("333").colors}
+    lab_of["green"] = SHADED_GREEN
+    lab_of["red"] = LIT_GREEN
+    return _fusion(labels, lab_of)
+
+
+def test_a_cluster_that_looks_like_another_clusters_colour_is_found() -> None:
+    assert misnamed_clusters(_c0019_like(misread=True)) == [("red", "green")]
+    assert misnamed_clusters(_c0019_like(misread=False)) == []
+
+
+def test_a_penalty_that_rests_on_a_misnamed_cluster_goes_to_a_judge() -> None:
+    misread = _c0019_like(misread=True)
+    assert misread.verdict.verdict == "DNF"
+    reason = misnamed_decides(misread)
+    assert reason is not None and "2 facelet(s) read red that look green" in reason
+    right = _c0019_like(misread=False)
+    assert right.verdict.verdict == "+2"
+    assert misnamed_decides(right) is None
