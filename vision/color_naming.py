@@ -33,6 +33,8 @@ logger = logging.getLogger(__name__)
 #: How a naming doubt starts: the colours fit the scheme better in another arrangement than
 #: any the scheme allows (a custom scheme, or colours misread as a whole).
 ARRANGEMENT_DOUBT = "the colours fit the scheme better in a mirrored or different arrangement"
+#: How it ends for the built-in scheme (`colors` words it otherwise for a calibrated one).
+CALIBRATE_ADVICE = "a non-standard scheme? calibrate one"
 
 #: Mean CIEDE2000 by which a naming outside the scheme's arrangement must beat the best one
 #: inside it before the classifier says the puzzle may not follow the scheme.
@@ -173,7 +175,7 @@ def name_clusters(
             doubt = (
                 f"{ARRANGEMENT_DOUBT} "
                 f"(mean CIEDE2000 {totals[best] / seen:.1f} vs {free_totals.min() / seen:.1f}): "
-                "a non-standard scheme? calibrate one"
+                + CALIBRATE_ADVICE
             )
         namings = allowed
     else:

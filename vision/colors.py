@@ -70,6 +70,7 @@ from judgecam.vision.color_model import (
     as_samples,
 )
 from judgecam.vision.color_naming import (
+    CALIBRATE_ADVICE,
     lab_to_linear_rgb,
     name_clusters,
     naming_costs,
@@ -377,7 +378,11 @@ def _classify_once(
         )
         for k in range(len(means))
     )
-    reasons = _reasons(model, labels, confidences, costs, members, seen, clusters, naming.doubt)
+    doubt = naming.doubt
+    if doubt is not None and scheme is not None:
+        # A calibrated scheme was given: calibrating one is not the advice.
+        doubt = doubt.replace(CALIBRATE_ADVICE, "is it this puzzle's scheme?")
+    reasons = _reasons(model, labels, confidences, costs, members, seen, clusters, doubt)
     if legal_note:
         reasons.insert(1 if len(seen) < len(facelets) else 0, legal_note)
     if scheme is not None:

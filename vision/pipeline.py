@@ -915,7 +915,11 @@ def _judge(
         # yellow swapped on a 2x2x2 did, on an unseen render): any verdict goes to a judge.
         reasons.append(
             "the colours fit the scheme badly: a judge must check "
-            "(calibrate the scheme: judgecam calibrate scheme)"
+            + (
+                "(is it this puzzle's scheme? the light changed since calibration?)"
+                if scheme is not None
+                else "(calibrate the scheme: judgecam calibrate scheme)"
+            )
         )
         final = "review"
     if final in (PLUS_TWO, DNF):

@@ -425,3 +425,23 @@ def test_colours_of_unseen_centres_are_named_by_how_they_fit_the_scheme() -> Non
         if sample is not None and result.labels[index] != state.colors[index]
     ]
     assert wrong == []
+
+
+def test_the_advice_for_colours_that_fit_no_arrangement_depends_on_the_scheme_given() -> None:
+    """A mirrored cube (red and orange swapped): with the built-in scheme the advice is to
+    calibrate one; with a calibrated scheme given, to check it is this puzzle's."""
+    from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
+
+    scheme = builtin_scheme("333")
+    lab = {color.name: color.lab for color in scheme.colors}
+    swapped = {"red": "orange", "orange": "red"}
+    samples = [
+        FaceletSample(lab[swapped.get(color, color)], 1.0, 400)
+        for color in get_puzzle("333").solved_state().colors
+    ]
+    built_in = classify_colors(samples, "333")
+    given = classify_colors(samples, "333", scheme)
+    doubt = [r for r in built_in.reasons if r.startswith(ARRANGEMENT_DOUBT)]
+    assert doubt and "calibrate one" in doubt[0]
+    doubt = [r for r in given.reasons if r.startswith(ARRANGEMENT_DOUBT)]
+    assert doubt and "calibrate" not in doubt[0] and "this puzzle's scheme" in doubt[0]
