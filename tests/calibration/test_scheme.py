@@ -275,17 +275,6 @@ def _shaded(srgb: tuple[int, int, int], factors: ArrayLike, seed: int) -> NDArra
     return np.asarray(bgr_to_lab(rgb[:, ::-1]), dtype=np.float64)
 
 
-#: WCA sticker colours per face (sRGB) as a well-exposed camera sees them head-on.
-_TYPICAL: dict[str, tuple[int, int, int]] = {
-    "U": (235, 235, 235),
-    "D": (255, 213, 0),
-    "F": (0, 155, 72),
-    "B": (0, 70, 173),
-    "R": (183, 18, 52),
-    "L": (255, 88, 0),
-}
-
-
 def _name_of(scheme: ColorScheme, face: str) -> str:
     return next(color.name for color in scheme.colors if color.face == face)
 
@@ -298,7 +287,7 @@ def test_lit_and_shaded_faces_of_red_and_orange_are_told_apart() -> None:
     # Under a directional lamp each colour's lightness and chroma vary a lot at a fixed
     # chromaticity; red and orange differ in hue, so no facelet can be confused.
     samples = {
-        face: _shaded(_TYPICAL[face], _LIGHT, seed)
+        face: _shaded(STICKERS[face], _LIGHT, seed)
         for seed, face in enumerate(("U", "D", "F", "B", "R", "L"))
     }
     scheme = learn_scheme(samples, puzzle="333", name="lamp", light="directional lamp")
@@ -313,7 +302,7 @@ def test_lit_and_shaded_faces_of_red_and_orange_are_told_apart() -> None:
 
 def test_white_and_grey_are_refused_when_a_shaded_white_looks_like_a_lit_grey() -> None:
     samples = {
-        face: _shaded(_TYPICAL[face], _LIGHT, seed)
+        face: _shaded(STICKERS[face], _LIGHT, seed)
         for seed, face in enumerate(("U", "D", "F", "B", "R", "L"))
     }
     samples["D"] = _shaded((120, 120, 120), _LIGHT, 9)  # grey instead of yellow
@@ -328,7 +317,7 @@ def test_white_and_grey_are_refused_when_a_shaded_white_looks_like_a_lit_grey() 
 
 def test_learnt_covariance_survives_the_file_and_old_files_still_load(tmp_path: Path) -> None:
     samples = {
-        face: _shaded(_TYPICAL[face], _LIGHT, seed)
+        face: _shaded(STICKERS[face], _LIGHT, seed)
         for seed, face in enumerate(("U", "D", "F", "B", "R", "L"))
     }
     scheme = learn_scheme(samples, puzzle="333", name="lamp", light="directional lamp")

@@ -236,19 +236,28 @@ def test_a_clearly_shown_part_that_mostly_does_not_match_places_none_of_its_stic
     )
 
 
-@pytest.mark.parametrize("eye", [(0.0, 60.0, 320.0), (250.0, 150.0, 200.0), (-80.0, -260.0, 240.0)])
-@pytest.mark.parametrize("fraction", [0.62, 0.76, 0.9])
-def test_sticker_fraction_is_read_from_neighbouring_triangles(eye, fraction) -> None:
-    """Pyraminx: the stickers' size relative to their cells is read off the image (where the
-    lines from neighbouring triangles' centres through their corners meet), from any view; a
-    too large guess put single-triangle poses too far away (turned-layer views not found)."""
-    model = puzzle_model("pyram")
+def _shown_stickers(
+    puzzle: str, eye: tuple[float, float, float], fraction: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Projected corners (N, K, 2) and sizes (px) of the stickers of `puzzle`, `fraction` of
+    their cells, that face a camera at `eye` looking at the puzzle's centre."""
+    model = puzzle_model(puzzle)
     rvec, tvec = look_at(np.array(eye), np.zeros(3), np.array([0.0, 1.0, 0.0]))
     rotation = rotation_matrix(rvec)
     matrix = np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]])
     shown = _facing(model.facelet_normals, model.facelet_centers, rotation, tvec)
     corners = project(_sticker_corners(model, fraction)[shown], rotation, tvec, matrix)
     sizes = np.sqrt([abs(cv2.contourArea(c.astype(np.float32))) for c in corners])
+    return corners, sizes
+
+
+@pytest.mark.parametrize("eye", [(0.0, 60.0, 320.0), (250.0, 150.0, 200.0), (-80.0, -260.0, 240.0)])
+@pytest.mark.parametrize("fraction", [0.62, 0.76, 0.9])
+def test_sticker_fraction_is_read_from_neighbouring_triangles(eye, fraction) -> None:
+    """Pyraminx: the stickers' size relative to their cells is read off the image (where the
+    lines from neighbouring triangles' centres through their corners meet), from any view; a
+    too large guess put single-triangle poses too far away (turned-layer views not found)."""
+    corners, sizes = _shown_stickers("pyram", eye, fraction)
     seen = _image_fraction(corners, corners.mean(axis=1), sizes)
     assert seen == pytest.approx(fraction, abs=0.02)
     # Triangles too far apart to be neighbours tell nothing.
@@ -262,12 +271,6 @@ def test_sticker_fraction_is_read_from_neighbouring_squares(puzzle, eye, fractio
     """Cubes: the lines from two neighbouring squares' centres through the corners of their
     shared side meet at the shared cell corners, as with triangles (detected stickers are
     about 0.78 of the cell against the starting guess's 0.86)."""
-    model = puzzle_model(puzzle)
-    rvec, tvec = look_at(np.array(eye), np.zeros(3), np.array([0.0, 1.0, 0.0]))
-    rotation = rotation_matrix(rvec)
-    matrix = np.array([[1000.0, 0.0, 640.0], [0.0, 1000.0, 360.0], [0.0, 0.0, 1.0]])
-    shown = _facing(model.facelet_normals, model.facelet_centers, rotation, tvec)
-    corners = project(_sticker_corners(model, fraction)[shown], rotation, tvec, matrix)
-    sizes = np.sqrt([abs(cv2.contourArea(c.astype(np.float32))) for c in corners])
+    corners, sizes = _shown_stickers(puzzle, eye, fraction)
     seen = _image_fraction(corners, corners.mean(axis=1), sizes)
     assert seen == pytest.approx(fraction, abs=0.02)

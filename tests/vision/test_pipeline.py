@@ -164,6 +164,25 @@ def test_a_timer_beside_the_cube_is_not_a_second_puzzle() -> None:
     assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.0
 
 
+def _analysed_views(corpus_dir: Path, capture: str) -> tuple[list[Any], dict[str, Any]]:
+    """Stages 1-3 on every view of a corpus capture (true intrinsics), and its truth."""
+    import json
+
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / f"{capture}.json").read_text(encoding="utf-8"))
+    views = [
+        analyse_view(
+            cv2.imread(str(corpus_dir / view["image"])),
+            puzzle_model(truth["puzzle"]),
+            intrinsics_from_truth(view),
+            view["image"],
+        )
+        for view in truth["views"]
+    ]
+    return views, truth
+
+
 def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     corpus_dir, monkeypatch
 ) -> None:
@@ -171,21 +190,11 @@ def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     rest allows solved, so that camera alone gives review. When the second camera's fit is
     loose, that view is left out and the first one's DNF rests on that face's colours: review,
     with why."""
-    import json
 
     from judgecam.vision import pipeline
-    from judgecam.vision.evaluate import intrinsics_from_truth
 
-    truth = json.loads((corpus_dir / "c0008.json").read_text(encoding="utf-8"))
-    views = [
-        analyse_view(
-            cv2.imread(str(corpus_dir / view["image"])),
-            puzzle_model("333"),
-            intrinsics_from_truth(view),
-            view["image"],
-        )
-        for view in truth["views"]
-    ]
+    views, truth = _analysed_views(corpus_dir, "c0008")
+    assert truth["verdict"] == "DNF"
     alone = pipeline.judge_views(views[:1], "333")
     assert alone.verdict == "review"
     assert alone.fusion is not None and alone.fusion.verdict.verdict == "DNF"
@@ -214,21 +223,10 @@ def test_a_penalty_no_one_face_decides_stands_with_a_view_left_out(
     it out so; the stickers' size read off the image fits it now): that view is left out, and
     the first camera's DNF survives any one face taken as unseen: DNF, saying which view was
     left out."""
-    import json
 
     from judgecam.vision import pipeline
-    from judgecam.vision.evaluate import intrinsics_from_truth
 
-    truth = json.loads((corpus_dir / "c0188.json").read_text(encoding="utf-8"))
-    views = [
-        analyse_view(
-            cv2.imread(str(corpus_dir / view["image"])),
-            puzzle_model("333"),
-            intrinsics_from_truth(view),
-            view["image"],
-        )
-        for view in truth["views"]
-    ]
+    views, truth = _analysed_views(corpus_dir, "c0188")
     loose = pipeline._loose_fit
     monkeypatch.setattr(
         pipeline,
