@@ -183,6 +183,22 @@ def _analysed_views(corpus_dir: Path, capture: str) -> tuple[list[Any], dict[str
     return views, truth
 
 
+def _take_as_loose(monkeypatch: pytest.MonkeyPatch, view: Any) -> None:
+    """Make the pipeline find `view`'s fit loose (so that the view is left out)."""
+    from judgecam.vision import pipeline
+
+    loose = pipeline._loose_fit
+    monkeypatch.setattr(
+        pipeline,
+        "_loose_fit",
+        lambda fit, segmentation: (
+            "the puzzle fits loosely (test)"
+            if segmentation is view.segmentation
+            else loose(fit, segmentation)
+        ),
+    )
+
+
 def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     corpus_dir, monkeypatch
 ) -> None:
@@ -200,16 +216,7 @@ def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
     assert alone.fusion is not None and alone.fusion.verdict.verdict == "DNF"
     resting = [reason for reason in alone.reasons if "rests on face" in reason]
     assert len(resting) == 1, alone.reasons
-    loose = pipeline._loose_fit
-    monkeypatch.setattr(
-        pipeline,
-        "_loose_fit",
-        lambda fit, segmentation: (
-            "the puzzle fits loosely (test)"
-            if segmentation is views[1].segmentation
-            else loose(fit, segmentation)
-        ),
-    )
+    _take_as_loose(monkeypatch, views[1])
     both = pipeline.judge_views(views, "333")
     assert both.verdict == "review"
     assert any("view left out" in reason for reason in both.reasons)
@@ -223,20 +230,10 @@ def test_a_penalty_no_one_face_decides_stands_with_a_view_left_out(
     it out so; the stickers' size read off the image fits it now): that view is left out, and
     the first camera's DNF survives any one face taken as unseen: DNF, saying which view was
     left out."""
-
     from judgecam.vision import pipeline
 
     views, truth = _analysed_views(corpus_dir, "c0188")
-    loose = pipeline._loose_fit
-    monkeypatch.setattr(
-        pipeline,
-        "_loose_fit",
-        lambda fit, segmentation: (
-            "the puzzle fits loosely (test)"
-            if segmentation is views[1].segmentation
-            else loose(fit, segmentation)
-        ),
-    )
+    _take_as_loose(monkeypatch, views[1])
     result = pipeline.judge_views(
         views,
         "333",
