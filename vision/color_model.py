@@ -21,6 +21,10 @@ logger = logging.getLogger(__name__)
 Lab = tuple[float, float, float]
 
 
+#: How stage 4's reasons listing facelets of low confidence begin (`pipeline` looks for it).
+LOW_CONFIDENCE_REASON = "low colour confidence"
+
+
 @dataclass(frozen=True)
 class FaceletSample:
     """The colour measured on one facelet.

@@ -64,6 +64,7 @@ from judgecam.vision.color_faces import (
 from judgecam.vision.color_hinges import hinged_readings
 from judgecam.vision.color_legal import LegalLabelling, legal_labelling
 from judgecam.vision.color_model import (
+    LOW_CONFIDENCE_REASON,
     ColorClassification,
     ColorCluster,
     FaceletSample,
@@ -92,8 +93,6 @@ logger = logging.getLogger(__name__)
 MIN_NOISE_DELTA_E = 2.0
 #: Facelets below this confidence are listed in the reasons.
 LOW_CONFIDENCE = 0.5
-#: How the reasons listing facelets of low confidence begin (`pipeline` looks for it).
-LOW_CONFIDENCE_REASON = "low colour confidence"
 #: Clusters closer than this (CIEDE2000) are reported: regulation 8.2 wants colours "clearly
 #: distinguishable", and below about 10 a change of light can swap them.
 CLOSE_CLUSTERS_DELTA_E = 10.0

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
+from judgecam.vision.color_model import LOW_CONFIDENCE_REASON
 from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
 from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.glare import glare_decides, mixed_colors
@@ -377,10 +378,6 @@ def _arrangement_doubt(fusion: Fusion) -> bool:
     return fusion.colors is not None and any(
         reason.startswith(ARRANGEMENT_DOUBT) for reason in fusion.colors.reasons
     )
-
-
-#: How stage 4 starts its reason listing single uncertain facelets (vision/colors.py).
-LOW_CONFIDENCE_REASON = "low colour confidence"
 
 
 def _judged_without(fusion: Fusion, facelets: Iterable[int]) -> Verdict:
