@@ -38,7 +38,8 @@ logger = logging.getLogger(__name__)
 
 def misnamed_clusters(fusion: Fusion, scheme: ColorScheme | None = None) -> list[tuple[str, str]]:
     """(name, looks like) for every seen cluster whose nearest scheme colour, under the light
-    stage 4 estimated, is not its name but the name of another seen cluster."""
+    stage 4 estimated, is not its name but the name of another seen cluster, where the two
+    together fit one colour's count (more facelets than a face has are two colours)."""
     from judgecam.calibration.scheme import builtin_scheme
 
     colors = fusion.colors
@@ -51,11 +52,16 @@ def misnamed_clusters(fusion: Fusion, scheme: ColorScheme | None = None) -> list
     labs = np.array([cluster.lab for cluster in seen], dtype=np.float64)
     adapted = linear_rgb_to_lab(lab_to_linear_rgb(labs) * np.asarray(colors.gains))
     distances = ciede2000(adapted[:, None, :], reference.centres()[None, :, :])
-    names = {cluster.name for cluster in seen}
+    counts = {cluster.name: cluster.count for cluster in seen}
+    per_color = len(colors.labels) // len(reference.colors)
     found = []
     for cluster, row in zip(seen, distances, strict=True):
         nearest = reference.names[int(np.argmin(row))]
-        if nearest != cluster.name and nearest in names:
+        if (
+            nearest != cluster.name
+            and nearest in counts
+            and cluster.count + counts[nearest] <= per_color
+        ):
             found.append((cluster.name, nearest))
     return found
 

@@ -65,3 +65,13 @@ def test_a_penalty_that_rests_on_a_misnamed_cluster_goes_to_a_judge() -> None:
     right = _c0019_like(misread=False)
     assert right.verdict.verdict == "+2"
     assert misnamed_decides(right) is None
+
+
+def test_two_clusters_with_more_facelets_than_one_colour_has_are_two_colours() -> None:
+    """A solved cube whose whole red face looks like the (shaded) greens: nine reds and nine
+    greens cannot be one colour, so nothing is doubted."""
+    labels = list(get_puzzle("333").solved_state().colors)
+    lab_of = {color.name: color.lab for color in builtin_scheme("333").colors}
+    lab_of["green"] = SHADED_GREEN
+    lab_of["red"] = LIT_GREEN
+    assert misnamed_clusters(_fusion(labels, lab_of)) == []
