@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,6 +96,9 @@ class Fusion:
     ambiguous: bool  # alignments of the views that fit about equally well disagree on the verdict
     #: Per view: the rotation from its model frame to the fused frame (None if not aligned).
     rotations: tuple[NDArray[np.float64] | None, ...] = ()
+    #: The other legal alignments the views' overlap fits about as well (no rig poses), fused:
+    #: glare must not decide the verdict under them either (`pipeline._judge`).
+    alternatives: tuple[Fusion, ...] = ()
 
 
 def stated_uncertainty(sigma_deg: float) -> float:
@@ -608,22 +611,20 @@ def fuse_views(
     judged = []
     for score, rotations in candidates:
         result = _judge_alignment(model, views, per_view, rotations, scheme, classify)
-        observation, verdict, colors, pairs, reasons, permutations = result
+        observation, _, colors, _, _, permutations = result
         samples, _, _ = _fused_samples(model, per_view, permutations)
         illegal = not _legal(model, observation)
         judged.append((illegal, -score, _color_cost(colors, samples), result, tuple(rotations)))
     # A legal puzzle first, then the alignment the views agree on best, then the colours.
     judged.sort(key=lambda item: (item[0], item[1], item[2]))
     chosen, chosen_rotations = judged[0][3], judged[0][4]
-    observation, verdict, colors, pairs, reasons, permutations = chosen
-    all_reasons = list(reasons)
+    all_reasons = list(chosen[4])
     ambiguous = False
     legal = [item for item in judged if not item[0]]
-    if len(legal) > 1:
-        best_score = legal[0][1]
-        # Alignments the views' overlap cannot tell apart must agree on the verdict (the
-        # colour cost only ranks them: stage 4 can be wrong too).
-        close = [item for item in legal if item[1] <= best_score + ALIGNMENT_MARGIN]
+    # Alignments the views' overlap cannot tell apart must agree on the verdict (the colour
+    # cost only ranks them: stage 4 can be wrong too).
+    close = [item for item in legal if item[1] <= legal[0][1] + ALIGNMENT_MARGIN] if legal else []
+    if len(close) > 1:
         close_verdicts = sorted({item[3][1].verdict for item in close})
         if len(close_verdicts) > 1:
             ambiguous = True
@@ -638,7 +639,23 @@ def fuse_views(
             + ", ".join(str(index + 1) for index in discordant)
             + f" with view {reference + 1} disagrees more than it agrees"
         )
-    seen = np.zeros(count, dtype=bool)
+    return replace(
+        _fusion(model, per_view, chosen, chosen_rotations),
+        reasons=tuple(all_reasons),
+        ambiguous=ambiguous,
+        alternatives=tuple(_fusion(model, per_view, item[3], item[4]) for item in close[1:]),
+    )
+
+
+def _fusion(
+    model: PuzzleModel,
+    per_view: Sequence[Samples],
+    judged: tuple[Any, ...],
+    rotations: tuple[NDArray[np.float64] | None, ...],
+) -> Fusion:
+    """A `Fusion` of one alignment's `_judge_alignment` result, with the faces no view saw."""
+    observation, verdict, colors, pairs, reasons, permutations = judged
+    seen = np.zeros(model.facelet_count, dtype=bool)
     for (_, weights, _, _), permutation in zip(per_view, permutations, strict=True):
         if permutation is not None:
             seen[permutation[weights > 0]] = True
@@ -654,7 +671,7 @@ def fuse_views(
         permutations=permutations,
         pairs=pairs,
         hidden_faces=hidden,
-        reasons=tuple(all_reasons),
-        ambiguous=ambiguous,
-        rotations=chosen_rotations,
+        reasons=tuple(reasons),
+        ambiguous=False,
+        rotations=rotations,
     )

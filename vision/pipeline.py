@@ -891,6 +891,13 @@ def _judge(
     # Glare (a facelet washed out in one view, coloured in another) deciding a penalty, or one
     # colour name on a grey and a saturated sample: a judge looks instead (vision/glare.py).
     glare = glare_decides(model, fusion, usable) if final != "review" else None
+    for alternative in fusion.alternatives if glare is None and final != "review" else ():
+        # An alignment the views' overlap fits as well (no rig poses) may put the glare where
+        # it decides: then the views' fit cannot settle the verdict.
+        under = glare_decides(model, alternative, usable)
+        if under is not None:
+            glare = f"under another alignment the views fit as well, {under}"
+            break
     if glare is None and final != "review":
         glare = mixed_colors(model, fusion, usable)
     if glare is None and final != "review":

@@ -390,3 +390,34 @@ def test_views_whose_overlap_disagrees_under_every_alignment_are_not_put_togethe
     assert truth["verdict"] == "solved"
     assert result.verdict == "review"
     assert any("under every alignment" in reason for reason in result.reasons), result.reasons
+
+
+def test_glare_that_decides_under_an_alignment_as_good_sends_the_verdict_to_a_judge(
+    corpus_dir: Path, monkeypatch
+) -> None:
+    """Without rig poses the views are aligned by their overlap; where several alignments fit
+    about as well, glare deciding the verdict under any of them leaves the verdict open (seed
+    3131 c0049, a +2 read DNF: glare decided under the true alignment, not the chosen one).
+    c0007 (a Pyraminx +2, read right) has three such alignments; glare is made to decide there."""
+    import json
+
+    from judgecam.vision import pipeline
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / "c0007.json").read_text(encoding="utf-8"))
+    images = [(v["image"], cv2.imread(str(corpus_dir / v["image"]))) for v in truth["views"]]
+    intrinsics = [intrinsics_from_truth(v) for v in truth["views"]]
+    plain = check(images, truth["puzzle"], intrinsics)
+    assert truth["verdict"] == "+2" and plain.verdict == "+2"
+    assert plain.fusion is not None and plain.fusion.alternatives
+    chosen = plain.fusion.observation.facelets
+    monkeypatch.setattr(
+        pipeline,
+        "glare_decides",
+        lambda model, fusion, views: (
+            None if fusion.observation.facelets == chosen else "glare on face(s) U (test)"
+        ),
+    )
+    doubted = check(images, truth["puzzle"], intrinsics)
+    assert doubted.verdict == "review"
+    assert any(r.startswith("under another alignment") for r in doubted.reasons), doubted.reasons
