@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,12 +159,15 @@ def test_judge_overrides_in_a_real_browser(store: EvidenceStore) -> None:
             verdict.filter(has_text="+2").wait_for(timeout=10_000)
             assert "2026PAGE01" in page.locator("#attempt").inner_text()
             assert page.locator("#timer").inner_text() == "10.420 s"
-            # The live view is shown (an image that decoded).
-            page.wait_for_function(
-                "document.querySelector('#views img') && "
-                "document.querySelector('#views img').naturalWidth === 320",
-                timeout=10_000,
-            )
+            # The live view is shown (an image that decoded). Polled from here: the page's
+            # Content-Security-Policy (script-src 'self') forbids the eval that
+            # `wait_for_function` polls with once the first check fails.
+            image = page.locator("#views img").first
+            image.wait_for(timeout=10_000)
+            deadline = time.monotonic() + 10.0
+            while image.evaluate("img => img.naturalWidth") != 320:
+                assert time.monotonic() < deadline, "the live view never decoded"
+                time.sleep(0.05)
             page.locator("button.override[data-verdict='DNF']").click()
             page.locator("#last").filter(has_text="judge DNF").wait_for(timeout=10_000)
             assert page.locator("#verdict").inner_text() == "waiting"
