@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,6 +136,16 @@ def lightens_only(verdict: str, without: Sequence[str]) -> bool:
     nor penalise a solved one, the two errors a judge cannot accept.
     """
     return verdict == PLUS_TWO and set(without) == {PLUS_TWO, DNF}
+
+
+def judge_unseen(spec: PuzzleSpec, observation: Observation, facelets: Iterable[int]) -> Verdict:
+    """The verdict on `observation` with `facelets` read as unseen: every legal colouring of
+    them is then considered, so the result holds whatever colours they really have (how the
+    vision checks ask whether a verdict rests on some readings)."""
+    labels = list(observation.facelets)
+    for index in facelets:
+        labels[int(index)] = UNKNOWN
+    return judge(spec, Observation(observation.puzzle, tuple(labels), observation.pairs))
 
 
 def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.puzzle.observation import Observation
-from judgecam.puzzle.verdict import Verdict, judge, lightens_only
+from judgecam.puzzle.verdict import Verdict, judge_unseen, lightens_only
 from judgecam.vision.fuse import Fusion, ViewEvidence, _view_samples
 from judgecam.vision.model import PuzzleModel
 
@@ -85,12 +85,9 @@ def verdict_without_faces(
 ) -> Verdict:
     """The verdict with every facelet of `faces` read as unseen."""
     from judgecam.puzzle import get_puzzle
-    from judgecam.puzzle.observation import UNKNOWN
 
-    labels = list(observation.facelets)
-    for index in np.nonzero(np.isin(model.facelet_face, list(faces)))[0]:
-        labels[int(index)] = UNKNOWN
-    return judge(get_puzzle(model.name), Observation(model.name, tuple(labels), observation.pairs))
+    facelets = np.nonzero(np.isin(model.facelet_face, list(faces)))[0]
+    return judge_unseen(get_puzzle(model.name), observation, facelets)
 
 
 def glare_decides(

@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from judgecam.puzzle.observation import UNKNOWN, Observation
 from judgecam.puzzle.registry import get_puzzle
-from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge, lightens_only
+from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
 from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
 from judgecam.vision.colorspace import ciede2000
 
@@ -81,8 +80,7 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
     spec = get_puzzle(observation.puzzle)
     for name, nearest in misnamed_clusters(fusion, scheme):
         facelets = [i for i, label in enumerate(observation.facelets) if label == name]
-        labels = [UNKNOWN if label == name else label for label in observation.facelets]
-        trial = judge(spec, Observation(observation.puzzle, tuple(labels), observation.pairs))
+        trial = judge_unseen(spec, observation, facelets)
         if trial.verdict == verdict or lightens_only(verdict, trial.possible):
             continue
         logger.info(

@@ -381,18 +381,12 @@ def _arrangement_doubt(fusion: Fusion) -> bool:
 
 
 def _judged_without(fusion: Fusion, facelets: Iterable[int]) -> Verdict:
-    """The judgement with `facelets` taken as unseen: the rules engine then considers every
-    legal colouring of them, so the result holds whatever colours they really have."""
-    from judgecam.puzzle.observation import UNKNOWN, Observation
+    """The judgement with `facelets` taken as unseen (`judge_unseen`)."""
     from judgecam.puzzle.registry import get_puzzle
-    from judgecam.puzzle.verdict import judge
+    from judgecam.puzzle.verdict import judge_unseen
 
     observation = fusion.observation
-    labels = list(observation.facelets)
-    for index in facelets:
-        labels[int(index)] = UNKNOWN
-    spec = get_puzzle(observation.puzzle)
-    return judge(spec, Observation(observation.puzzle, tuple(labels), observation.pairs))
+    return judge_unseen(get_puzzle(observation.puzzle), observation, facelets)
 
 
 def _verdict_without(fusion: Fusion, facelets: Sequence[int]) -> str:

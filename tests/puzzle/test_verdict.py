@@ -272,3 +272,20 @@ def test_lightens_only_is_evidence_that_only_rules_out_the_harsher_penalty() -> 
     assert not lightens_only("solved", ("+2", "solved"))  # it would pass an unsolved one
     assert not lightens_only("+2", ("+2", "DNF", "review"))
     assert not lightens_only("+2", ())
+
+
+def test_a_verdict_with_readings_taken_as_unseen_holds_for_every_colour_they_could_have() -> None:
+    """One R turn: one U facelet unseen is still +2 (its piece fixes it); the whole D face and
+    every side's lower row unseen leaves two edges that could be flipped: undecided."""
+    from judgecam.puzzle.verdict import judge_unseen
+
+    spec = get_puzzle("333")
+    state = spec.solved_state().apply("R")
+    pairs = tuple(
+        PairObservation(axis, parts, 0.0, 0.5) for axis in "xyz" for parts in ((0, 1), (1, 2))
+    )
+    observation = Observation("333", state.colors, pairs)
+    assert judge_unseen(spec, observation, [0]).verdict == "+2"
+    hidden = [i for i in range(54) if i // 9 == 3 or (i // 9 != 0 and i % 9 >= 6)]
+    assert judge_unseen(spec, observation, hidden).verdict == "review"
+    assert observation.facelets == state.colors  # the observation itself is left as it was
