@@ -253,11 +253,8 @@ def robust_centre_and_spread(
     samples on either side (glare, a logo) still leaves it unchanged. Floored at `MIN_SPREAD`.
     """
     samples = np.asarray(lab, dtype=np.float64).reshape(-1, 3)
-    centre = np.median(samples, axis=0)
-    mad = np.median(np.abs(samples - centre), axis=0)
-    low, high = np.quantile(samples, [0.1, 0.9], axis=0)
-    spread = np.maximum(np.maximum(MAD_TO_STD * mad, (high - low) / IDR_TO_STD), MIN_SPREAD)
-    return _as_triple(centre), _as_triple(spread)
+    spread = np.maximum(_robust_scales(samples), MIN_SPREAD)
+    return _as_triple(np.median(samples, axis=0)), _as_triple(spread)
 
 
 def shading_coordinates(lab: ArrayLike) -> NDArray[np.float64]:
@@ -291,12 +288,18 @@ def _shading_jacobian(lab: NDArray[np.float64]) -> NDArray[np.float64]:
     )
 
 
+def _robust_scales(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Robust std of samples along axis 0 (per column): the larger of 1.4826 MAD and the
+    interdecile estimate (see `robust_centre_and_spread`)."""
+    centre = np.median(values, axis=0)
+    mad = np.median(np.abs(values - centre), axis=0)
+    low, high = np.quantile(values, [0.1, 0.9], axis=0)
+    return np.asarray(np.maximum(MAD_TO_STD * mad, (high - low) / IDR_TO_STD), np.float64)
+
+
 def _robust_scale(values: NDArray[np.float64]) -> float:
-    """Robust std of 1-D samples: the larger of 1.4826 MAD and the interdecile estimate."""
-    centre = np.median(values)
-    mad = float(np.median(np.abs(values - centre)))
-    low, high = np.quantile(values, [0.1, 0.9])
-    return max(MAD_TO_STD * mad, float(high - low) / IDR_TO_STD)
+    """`_robust_scales` of 1-D samples."""
+    return float(_robust_scales(values))
 
 
 def robust_covariance(samples: ArrayLike) -> NDArray[np.float64]:
