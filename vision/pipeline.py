@@ -38,6 +38,7 @@ from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
 from judgecam.vision.second_look import borrowed_angles
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets
+from judgecam.vision.slanted import slant_decides
 
 if TYPE_CHECKING:
     from judgecam.calibration.scheme import ColorScheme
@@ -896,6 +897,8 @@ def _judge(
         glare = mixed_colors(model, fusion, usable)
     if glare is None and final != "review":
         glare = misnamed_decides(fusion, scheme)
+    if glare is None and final != "review":
+        glare = slant_decides(model, fusion, usable)
     if glare is not None:
         reasons.append(glare)
         final = "review"

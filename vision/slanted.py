@@ -1,0 +1,77 @@
+"""Penalties that rest on facelets seen only at a slant go to a judge.
+
+A facelet no sticker outline was found for is sampled where the fitted model projects it
+(`projected.project_facelets`). Seen at a slant (its normal more than ~75 degrees from the line
+of sight) the cell is a sliver a few pixels wide: a pixel of fit error mixes in the gap or the
+next face, and the face light stage 4 divides out may rest on little more than that sliver. On
+c0015 at 0.75x (a solved cube under a lamp's reflection) two yellow and two white facelets seen
+only that way, at cosines 0.14 to 0.17, were read the other way round at confidence 1.00, and
+the cube read DNF. No such sample decides a penalty alone: the verdict is judged with them
+unseen, and if it changes (beyond ruling out the harsher penalty, `lightens_only`), review.
+
+Solved readings are left alone: a solved reading whose slanted facelets could be anything is
+rarely decided without them (3 of 14 solved corpus readings would go to review), and a misread
+that makes an unsolved puzzle look solved must give exactly the colour the solved state needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.puzzle import get_puzzle
+from judgecam.puzzle.observation import MISSING, UNKNOWN
+from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
+from judgecam.vision.fuse import Fusion, ViewEvidence
+from judgecam.vision.model import PuzzleModel
+
+#: A projected sample facing the camera less squarely than this (cosine of the cell's normal and
+#: the line of sight; 75.5 degrees) is seen at a slant.
+SLANT_FACING = 0.25
+
+
+def slanted_facelets(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    permutations: Sequence[NDArray[np.int64] | None],
+) -> tuple[int, ...]:
+    """Fused facelets whose every sample is a projected one seen at a slant (no view outlined
+    their sticker, and none saw their cell at SLANT_FACING or more squarely)."""
+    squarest = np.full(model.facelet_count, -1.0)
+    for view, permutation in zip(views, permutations, strict=True):
+        if view is None or permutation is None:
+            continue
+        for facelet in view.fit.assignment:
+            if facelet >= 0:
+                squarest[int(permutation[facelet])] = 1.0
+        for sample in view.projected:
+            target = int(permutation[sample.facelet])
+            squarest[target] = max(squarest[target], sample.facing)
+    return tuple(int(i) for i in np.nonzero((squarest >= 0) & (squarest < SLANT_FACING))[0])
+
+
+def slant_decides(
+    model: PuzzleModel, fusion: Fusion, views: Sequence[ViewEvidence | None]
+) -> str | None:
+    """A reason for review if a penalty does not hold with the facelets seen only at a slant
+    taken as unseen (unless they only rule out the harsher penalty)."""
+    verdict = fusion.verdict.verdict
+    if verdict not in (PLUS_TWO, DNF):
+        return None
+    labels = fusion.observation.facelets
+    slanted = [
+        index
+        for index in slanted_facelets(model, views, fusion.permutations)
+        if labels[index] not in (UNKNOWN, MISSING)
+    ]
+    if not slanted:
+        return None
+    trial = judge_unseen(get_puzzle(model.name), fusion.observation, slanted)
+    if trial.verdict == verdict or lightens_only(verdict, trial.possible):
+        return None
+    return (
+        f"the {verdict} rests on {len(slanted)} facelet(s) seen only at a slant (no sticker "
+        f"outlined, the cell nearly edge-on): {trial.verdict} without them"
+    )
