@@ -312,7 +312,13 @@ MIN_FIT_INLIERS = 0.6
 
 def _loose_fit(fit: GeometryFit, segmentation: FaceletSegmentation) -> str | None:
     """Why a fit is too loose to trust its facelet placements, or None."""
-    sizes = [facelet.size_px for facelet in segmentation.facelets]
+    # A sticker's size is that of the patches the fit placed: the median of every patch would
+    # shrink with clutter of many small parts around the puzzle (a LEGO robot's).
+    sizes = [
+        facelet.size_px
+        for facelet, placed in zip(segmentation.facelets, fit.assignment, strict=True)
+        if placed >= 0
+    ]
     error = fit.reprojection_px / max(float(np.median(sizes)), 1e-6) if sizes else np.inf
     if error > MAX_FIT_ERROR:
         return f"the puzzle fits loosely (corner error {error:.0%} of a sticker)"
