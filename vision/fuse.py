@@ -45,6 +45,11 @@ Classifier = Callable[[Sequence[Any], str, Any], "ColorClassification"]
 #: model (flat stickers, exact dimensions) is only approximately true.
 COVERAGE_FACTOR = 2.5
 UNCERTAINTY_FLOOR_DEG = 0.5
+#: Views that measure one pair further apart than their stated uncertainties, but by less than
+#: this (degrees, as `projected.MAX_OTHER_AXIS_DEG` calls a layer "in line"), saw the layer in
+#: the same place: their spread widens the pair's uncertainty. Further apart, at least one view
+#: fitted the layer wrongly (and may have read its facelets at the wrong places).
+MAX_VIEW_DISAGREEMENT_DEG = 6.0
 #: Two views of one facelet agree if their colours are closer than this (CIEDE2000).
 AGREE_DELTA_E = 12.0
 #: Views whose samples of one facelet differ by more than this (CIEDE2000 at equal lightness)
@@ -275,7 +280,8 @@ def fuse_pairs(
         spread = float(np.max(np.abs(angles - mean)))
         consistent = True
         if len(values) > 1 and spread > uncertainty:
-            if spread > float(np.max(uncertainties)):
+            disagreement = float(np.ptp(angles))
+            if spread > float(np.max(uncertainties)) and disagreement > MAX_VIEW_DISAGREEMENT_DEG:
                 consistent = False
                 reasons.append(
                     f"views disagree on pair {axis_name}{list(parts)}: "

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from judgecam.vision.fuse import _map_pair, fuse_pairs, stated_uncertainty
+from judgecam.vision.fuse import (
+    MAX_VIEW_DISAGREEMENT_DEG,
+    _map_pair,
+    fuse_pairs,
+    stated_uncertainty,
+)
 from judgecam.vision.geometry import GeometryFit, PairAngle
 from judgecam.vision.model import puzzle_model, rotation_about
 
@@ -64,6 +69,21 @@ def test_views_that_disagree_widen_the_uncertainty_and_say_so() -> None:
     assert abs(pair.angle_deg - 30.0) <= pair.uncertainty_deg
     assert any("disagree" in reason for reason in reasons)
     assert not pair.consistent
+
+
+def test_views_a_few_degrees_apart_saw_the_layer_in_one_place() -> None:
+    """Stated uncertainties can be tighter than two views agree (c0014: 12.4 and 9.6 degrees,
+    each +-1): the pair is measured, with the spread as its uncertainty, not a misfit."""
+    model = puzzle_model("222")
+    first = _fit((PairAngle("y", ("D", "U"), 12.4, 0.2, 4),))
+    second = _fit((PairAngle("y", ("D", "U"), 9.6, 0.2, 4),))
+    apart = 12.4 - 9.6
+    assert stated_uncertainty(0.2) < apart / 2 < apart < MAX_VIEW_DISAGREEMENT_DEG
+    fused, reasons = fuse_pairs(model, [(first, np.eye(3)), (second, np.eye(3))])
+    (pair,) = fused
+    assert pair.consistent and reasons == ()
+    assert abs(pair.angle_deg - 12.4) <= pair.uncertainty_deg
+    assert abs(pair.angle_deg - 9.6) <= pair.uncertainty_deg
 
 
 def test_angles_either_side_of_half_a_step_are_close() -> None:
