@@ -10,8 +10,9 @@ the cube read DNF. No such sample decides a penalty alone: the verdict is judged
 unseen, and if it changes (beyond ruling out the harsher penalty, `lightens_only`), review.
 
 Solved readings are left alone: a solved reading whose slanted facelets could be anything is
-rarely decided without them (3 of 14 solved corpus readings would go to review), and a misread
-that makes an unsolved puzzle look solved must give exactly the colour the solved state needs.
+rarely decided without them (3 of 14 solved corpus readings would have gone to review, measured
+with a variant that sampled more cells), and a misread that makes an unsolved puzzle look solved
+must give exactly the colour the solved state needs.
 """
 
 from __future__ import annotations
