@@ -99,6 +99,10 @@ class ColorClassification:
     clusters: tuple[ColorCluster, ...]
     reasons: tuple[str, ...]
     gains: tuple[float, float, float]
+    #: While stage 4 works (its face lights weigh facelets by `confidences`): the confidences to
+    #: report, which disregard rival labellings no judge would be given (`colors._rival_margins`).
+    #: Empty once reported.
+    reported_confidences: tuple[float, ...] = ()
 
     def cluster(self, name: str) -> ColorCluster:
         """The cluster named `name` (KeyError if none)."""

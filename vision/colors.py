@@ -158,9 +158,12 @@ def classify_colors(
     """
     model = piece_model(puzzle if isinstance(puzzle, str) else puzzle.name)
     facelets = as_samples(samples)
-    return _hinges_checked(
+    result = _hinges_checked(
         model, facelets, _lit_classification(model, facelets, puzzle, scheme), puzzle, scheme
     )
+    if not result.reported_confidences:
+        return result
+    return replace(result, confidences=result.reported_confidences, reported_confidences=())
 
 
 def _lit_classification(
@@ -230,16 +233,19 @@ def _hinges_checked(
                 rivals.append((best_cost, result.labels))
                 result, best_cost = relabelled, relabelled_cost
     confidences = list(result.confidences)
+    reported = list(result.reported_confidences or result.confidences)
     doubted = []
     for rival_cost, labels in rivals:
         cap = float(np.tanh(3.0 * max(rival_cost - best_cost, 0.0) / 4.0))
         for index, (mine, theirs) in enumerate(zip(result.labels, labels, strict=True)):
-            if mine is not None and theirs != mine and cap < confidences[index]:
-                confidences[index] = cap
-                doubted.append(index)
+            if mine is not None and theirs != mine:
+                confidences[index] = min(confidences[index], cap)
+                if cap < reported[index]:
+                    reported[index] = cap
+                    doubted.append(index)
     if not doubted:
-        return result
-    weak = sorted({i for i in doubted if confidences[i] < LOW_CONFIDENCE})
+        return replace(result, confidences=tuple(confidences))
+    weak = sorted({i for i in doubted if reported[i] < LOW_CONFIDENCE})
     reasons = list(result.reasons)
     if weak:
         named = ", ".join(f"{facelet_name(model, i)} {result.labels[i]}" for i in weak)
@@ -247,7 +253,12 @@ def _hinges_checked(
             f"{LOW_CONFIDENCE_REASON}: {named} (their face's light rests on them; "
             "read as another colour, with the light fitted to that, they fit about as well)"
         )
-    return replace(result, confidences=tuple(confidences), reasons=tuple(reasons))
+    return replace(
+        result,
+        confidences=tuple(confidences),
+        reported_confidences=tuple(reported),
+        reasons=tuple(reasons),
+    )
 
 
 #: A labelling whose every facelet is at least this confident is kept without trying the
@@ -346,9 +357,12 @@ def _classify_once(
             model, costs, arrangement, resolved.legal, members, margins, seen
         )
     _centre_margins(margins, costs, members, seen, pinned)
+    reported = margins.copy()
     _rival_margins(margins, candidates, seen, len(means))
+    _rival_margins(reported, candidates, seen, len(means), labs)
     for rows, cap in shading_caps:
         margins[seen[rows]] = np.minimum(margins[seen[rows]], cap)
+        reported[seen[rows]] = np.minimum(reported[seen[rows]], cap)
 
     counts = np.bincount(members, minlength=len(means))
     allowed = (
@@ -362,9 +376,11 @@ def _classify_once(
 
     labels: list[str | None] = [None] * len(facelets)
     confidences = [0.0] * len(facelets)
+    reported_confidences = [0.0] * len(facelets)
     for row, index in enumerate(seen):
         labels[index] = names[members[row]]
         confidences[index] = float(np.tanh(max(float(margins[index]), 0.0) / 4.0))
+        reported_confidences[index] = float(np.tanh(max(float(reported[index]), 0.0) / 4.0))
     clusters = tuple(
         ColorCluster(
             name=names[k],
@@ -381,7 +397,7 @@ def _classify_once(
     if doubt is not None and scheme is not None:
         # A calibrated scheme was given: calibrating one is not the advice.
         doubt = doubt.replace(CALIBRATE_ADVICE, "is it this puzzle's scheme?")
-    reasons = _reasons(model, labels, confidences, costs, members, seen, clusters, doubt)
+    reasons = _reasons(model, labels, reported_confidences, costs, members, seen, clusters, doubt)
     if legal_note:
         reasons.insert(1 if len(seen) < len(facelets) else 0, legal_note)
     if scheme is not None:
@@ -393,6 +409,7 @@ def _classify_once(
         clusters=clusters,
         reasons=tuple(reasons),
         gains=naming.gains,
+        reported_confidences=tuple(reported_confidences),
     )
 
 
@@ -521,6 +538,21 @@ def _mixes_hues(candidate: _Resolved, labs: NDArray[np.float64]) -> bool:
         if float(gaps.max()) > MAX_CLUSTER_HUE_SPREAD_DEG:
             return True
     return False
+
+
+def _merged_rows(candidate: _Resolved, labs: NDArray[np.float64]) -> NDArray[np.bool_]:
+    """Per seen facelet: whether its cluster holds a near-grey facelet and a clearly coloured
+    one, two colours merged (what `glare.merged_colors` sends to a judge)."""
+    from judgecam.vision.glare import CHROMATIC_CHROMA, NEUTRAL_CHROMA
+
+    chroma = np.hypot(labs[:, 1], labs[:, 2])
+    merged = np.zeros(len(labs), dtype=bool)
+    for cluster in np.unique(candidate.members):
+        inside = candidate.members == cluster
+        lowest, highest = float(chroma[inside].min()), float(chroma[inside].max())
+        if lowest < NEUTRAL_CHROMA and highest >= CHROMATIC_CHROMA:
+            merged |= inside
+    return merged
 
 
 def _fit_cost(candidate: _Resolved, noise: float) -> float:
@@ -925,6 +957,7 @@ def _rival_margins(
     candidates: list[_Resolved],
     seen: NDArray[np.intp],
     clusters: int,
+    labs: NDArray[np.float64] | None = None,
 ) -> None:
     """Margins lowered, in place, where another local optimum labels a facelet differently.
 
@@ -932,8 +965,19 @@ def _rival_margins(
     facelets differently at a slightly higher error is exactly "the best labelling that gives
     this facelet another colour", so its excess error (in the same noise units) caps their
     margins. Clusters of the runner-up are matched to the winner's by their overlap.
+
+    For the margins to report (`labs`, the seen facelets' CIELAB, given), a rival's other
+    colour for a facelet does not count where the rival puts it in a colour that merges a
+    near-grey and a clearly coloured facelet, while the winner merges none: a reading
+    `glare.merged_colors` would send to a judge is no alternative to judge by. On c0124 (a +2)
+    the two yellows were doubted only by a rival that made them one colour with the two
+    whites. The rival still counts for the facelets it reads otherwise outside such a colour
+    (c0131 at 0.75x: a misread orange whose doubt came from such a rival, outside its merge).
+    Stage 4's own work (face lights weighted by confidence) keeps every rival whole:
+    disregarding them there changed labellings (4242 rig3 at 1.5x, c0004, read wrong).
     """
     best = candidates[0]
+    judged = labs is not None and not np.any(_merged_rows(best, labs))
     for rival in candidates[1:]:
         overlap = np.zeros((clusters, clusters))
         np.add.at(overlap, (best.members, rival.members), 1.0)
@@ -941,6 +985,8 @@ def _rival_margins(
         matched = np.empty(clusters, dtype=np.intp)
         matched[cols] = rows
         differ = matched[rival.members] != best.members
+        if judged and labs is not None:
+            differ &= ~_merged_rows(rival, labs)
         if np.any(differ):
             excess = rival.score - best.score
             indices = seen[differ]
