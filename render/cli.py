@@ -30,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     corpus.add_argument(
         "--rig", choices=RIG_CHOICES, default=None, help="every capture on this rig (default: mix)"
     )
+    corpus.add_argument(
+        "--hands",
+        action="store_true",
+        help="a hand over or beside the puzzle in every capture (an occlusion stress test)",
+    )
     corpus.set_defaults(func=run_corpus)
 
     one = sub.add_parser("one", help="render one capture of a given state")
@@ -58,7 +63,9 @@ def run_corpus(args: argparse.Namespace) -> int:
 
     if args.count < 1 or args.jobs < 1:
         raise UsageError("--count and --jobs must be at least 1")
-    manifest = render_corpus(args.seed, args.out, args.count, args.jobs, print_progress, args.rig)
+    manifest = render_corpus(
+        args.seed, args.out, args.count, args.jobs, print_progress, args.rig, args.hands
+    )
     sys.stderr.write("\n")
     print(f"wrote {manifest['count']} captures and {args.out / 'manifest.json'}")
     return 0

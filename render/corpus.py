@@ -156,11 +156,19 @@ def plan_pyraminx(
     return moves, {a: tuple(v) for a, v in angles.items() if any(v)}
 
 
-def plan_corpus(seed: int, count: int, rig: str | None = None) -> list[CapturePlan]:
+def _with_hand(clutter: tuple[str, ...]) -> tuple[str, ...]:
+    """`clutter` with a hand among it."""
+    return clutter if "hand" in clutter else ("hand", *clutter)
+
+
+def plan_corpus(
+    seed: int, count: int, rig: str | None = None, hands: bool = False
+) -> list[CapturePlan]:
     """`count` capture plans from `seed` (deterministic; the i-th plan depends on seed and i
     only, so a larger corpus starts with the same captures as a smaller one). `rig` puts every
-    capture in front of that camera rig instead of the planned mix (the rest of each plan is
-    unchanged, so two rigs can be compared on the same puzzles)."""
+    capture in front of that camera rig instead of the planned mix, and `hands` a hand over or
+    beside the puzzle in every capture (an occlusion stress test); the rest of each plan is
+    unchanged, so such sets can be compared on the same puzzles."""
     plans = []
     for index in range(count):
         rng = _rng(seed, index)
@@ -169,6 +177,7 @@ def plan_corpus(seed: int, count: int, rig: str | None = None) -> list[CapturePl
         clutter: tuple[str, ...] = ()
         if index % 45 == 44:  # a few empty mats: the judge must say "review"
             clutter = ("timer",) if rng.random() < 0.5 else ()
+            clutter = _with_hand(clutter) if hands else clutter
             plans.append(CapturePlan(capture_id, cseed, "none", rig=rig or "rig2", clutter=clutter))
             continue
         kind = rng.choice(["333", "333-stickerless", "222", "pyram"], p=[0.4, 0.15, 0.22, 0.23])
@@ -187,6 +196,7 @@ def plan_corpus(seed: int, count: int, rig: str | None = None) -> list[CapturePl
             clutter = ("hand",) if rng.random() < 0.6 else ("hand", "timer")
         elif roll < 0.32:
             clutter = [("timer",), ("cup",), ("timer", "cup")][int(rng.integers(3))]
+        clutter = _with_hand(clutter) if hands else clutter
         planned_rig = str(rng.choice(["rig2", "top", "oblique"], p=[0.8, 0.1, 0.1]))
         missing = 0
         damage_roll = rng.random()
@@ -260,10 +270,11 @@ def render_corpus(
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
     rig: str | None = None,
+    hands: bool = False,
 ) -> dict[str, Any]:
     """Render `count` planned captures into `out` and write the manifest; return it."""
     out.mkdir(parents=True, exist_ok=True)
-    plans = plan_corpus(seed, count, rig)
+    plans = plan_corpus(seed, count, rig, hands)
     if workers > 1:  # one llvmpipe thread per worker: the workers already share the cores
         os.environ.setdefault("LP_NUM_THREADS", "1")
     jobs = [(plan, str(out)) for plan in plans]

@@ -101,6 +101,22 @@ def test_corpus_plan_is_deterministic_and_prefix_stable() -> None:
     assert plan_corpus(7, 12) != plan_corpus(8, 12)
 
 
+def test_hands_in_every_capture_keep_every_other_part_of_the_plan() -> None:
+    mixed = plan_corpus(7, 46)
+    handed = plan_corpus(7, 46, hands=True)
+    assert all("hand" in plan.clutter for plan in handed)
+    assert sum("hand" in plan.clutter for plan in mixed) < len(mixed) / 2
+    for plain, forced in zip(mixed, handed, strict=True):
+        assert (plain.puzzle, plain.seed, plain.moves, plain.scheme, plain.rig) == (
+            forced.puzzle,
+            forced.seed,
+            forced.moves,
+            forced.scheme,
+            forced.rig,
+        )
+        assert set(plain.clutter) | {"hand"} == set(forced.clutter)
+
+
 def test_a_rig_override_keeps_every_other_part_of_the_plan() -> None:
     mixed = plan_corpus(7, 30)
     three = plan_corpus(7, 30, rig="rig3")
