@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -104,17 +106,10 @@ def test_corpus_plan_is_deterministic_and_prefix_stable() -> None:
 def test_hands_in_every_capture_keep_every_other_part_of_the_plan() -> None:
     mixed = plan_corpus(7, 46)
     handed = plan_corpus(7, 46, hands=True)
-    assert all("hand" in plan.clutter for plan in handed)
     assert sum("hand" in plan.clutter for plan in mixed) < len(mixed) / 2
     for plain, forced in zip(mixed, handed, strict=True):
-        assert (plain.puzzle, plain.seed, plain.moves, plain.scheme, plain.rig) == (
-            forced.puzzle,
-            forced.seed,
-            forced.moves,
-            forced.scheme,
-            forced.rig,
-        )
-        assert set(plain.clutter) | {"hand"} == set(forced.clutter)
+        assert set(forced.clutter) == set(plain.clutter) | {"hand"}
+        assert replace(forced, clutter=plain.clutter) == plain
 
 
 def test_a_rig_override_keeps_every_other_part_of_the_plan() -> None:
@@ -122,13 +117,7 @@ def test_a_rig_override_keeps_every_other_part_of_the_plan() -> None:
     three = plan_corpus(7, 30, rig="rig3")
     assert {plan.rig for plan in three} == {"rig3"}
     for plain, forced in zip(mixed, three, strict=True):
-        assert (plain.puzzle, plain.seed, plain.moves, plain.scheme, plain.clutter) == (
-            forced.puzzle,
-            forced.seed,
-            forced.moves,
-            forced.scheme,
-            forced.clutter,
-        )
+        assert replace(forced, rig=plain.rig) == plain
 
 
 @pytest.mark.parametrize(("rig", "count", "apart"), [("rig2", 2, 180.0), ("rig3", 3, 120.0)])
