@@ -101,7 +101,7 @@ class ColorClassification:
     gains: tuple[float, float, float]
     #: While stage 4 works (its face lights weigh facelets by `confidences`): the confidences to
     #: report, which disregard rival labellings no judge would be given (`colors._rival_margins`).
-    #: Empty once reported.
+    #: Empty once they are the confidences (`colors._as_reported`).
     reported_confidences: tuple[float, ...] = ()
 
     def cluster(self, name: str) -> ColorCluster:

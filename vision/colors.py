@@ -158,9 +158,18 @@ def classify_colors(
     """
     model = piece_model(puzzle if isinstance(puzzle, str) else puzzle.name)
     facelets = as_samples(samples)
-    result = _hinges_checked(
-        model, facelets, _lit_classification(model, facelets, puzzle, scheme), puzzle, scheme
+    return _hinges_checked(
+        model,
+        facelets,
+        _as_reported(_lit_classification(model, facelets, puzzle, scheme)),
+        puzzle,
+        scheme,
     )
+
+
+def _as_reported(result: ColorClassification) -> ColorClassification:
+    """`result` with the confidences it reports as its confidences (stage 4's work with them,
+    face lights weighted by confidence, is done)."""
     if not result.reported_confidences:
         return result
     return replace(result, confidences=result.reported_confidences, reported_confidences=())
@@ -231,21 +240,18 @@ def _hinges_checked(
             if relabelled_cost < best_cost:
                 logger.debug("a face light hinged on a misread group: relabelled")
                 rivals.append((best_cost, result.labels))
-                result, best_cost = relabelled, relabelled_cost
+                result, best_cost = _as_reported(relabelled), relabelled_cost
     confidences = list(result.confidences)
-    reported = list(result.reported_confidences or result.confidences)
     doubted = []
     for rival_cost, labels in rivals:
         cap = float(np.tanh(3.0 * max(rival_cost - best_cost, 0.0) / 4.0))
         for index, (mine, theirs) in enumerate(zip(result.labels, labels, strict=True)):
-            if mine is not None and theirs != mine:
-                confidences[index] = min(confidences[index], cap)
-                if cap < reported[index]:
-                    reported[index] = cap
-                    doubted.append(index)
+            if mine is not None and theirs != mine and cap < confidences[index]:
+                confidences[index] = cap
+                doubted.append(index)
     if not doubted:
-        return replace(result, confidences=tuple(confidences))
-    weak = sorted({i for i in doubted if reported[i] < LOW_CONFIDENCE})
+        return result
+    weak = sorted({i for i in doubted if confidences[i] < LOW_CONFIDENCE})
     reasons = list(result.reasons)
     if weak:
         named = ", ".join(f"{facelet_name(model, i)} {result.labels[i]}" for i in weak)
@@ -253,12 +259,7 @@ def _hinges_checked(
             f"{LOW_CONFIDENCE_REASON}: {named} (their face's light rests on them; "
             "read as another colour, with the light fitted to that, they fit about as well)"
         )
-    return replace(
-        result,
-        confidences=tuple(confidences),
-        reported_confidences=tuple(reported),
-        reasons=tuple(reasons),
-    )
+    return replace(result, confidences=tuple(confidences), reasons=tuple(reasons))
 
 
 #: A labelling whose every facelet is at least this confident is kept without trying the
@@ -358,8 +359,7 @@ def _classify_once(
         )
     _centre_margins(margins, costs, members, seen, pinned)
     reported = margins.copy()
-    _rival_margins(margins, candidates, seen, len(means))
-    _rival_margins(reported, candidates, seen, len(means), labs)
+    _rival_margins(margins, reported, candidates, seen, len(means), labs)
     for rows, cap in shading_caps:
         margins[seen[rows]] = np.minimum(margins[seen[rows]], cap)
         reported[seen[rows]] = np.minimum(reported[seen[rows]], cap)
@@ -954,10 +954,11 @@ def _legality_check(puzzle: str, seen: NDArray[np.intp]) -> Callable[[NDArray[np
 
 def _rival_margins(
     margins: NDArray[np.float64],
+    reported: NDArray[np.float64],
     candidates: list[_Resolved],
     seen: NDArray[np.intp],
     clusters: int,
-    labs: NDArray[np.float64] | None = None,
+    labs: NDArray[np.float64],
 ) -> None:
     """Margins lowered, in place, where another local optimum labels a facelet differently.
 
@@ -966,7 +967,7 @@ def _rival_margins(
     this facelet another colour", so its excess error (in the same noise units) caps their
     margins. Clusters of the runner-up are matched to the winner's by their overlap.
 
-    For the margins to report (`labs`, the seen facelets' CIELAB, given), a rival's other
+    For the margins to report (`reported`; `labs` are the seen facelets' CIELAB), a rival's other
     colour for a facelet does not count where the rival puts it in a colour that merges a
     near-grey and a clearly coloured facelet, while the winner merges none: a reading
     `glare.merged_colors` would send to a judge is no alternative to judge by. On c0124 (a +2)
@@ -977,7 +978,7 @@ def _rival_margins(
     disregarding them there changed labellings (4242 rig3 at 1.5x, c0004, read wrong).
     """
     best = candidates[0]
-    judged = labs is not None and not np.any(_merged_rows(best, labs))
+    judged = not np.any(_merged_rows(best, labs))
     for rival in candidates[1:]:
         overlap = np.zeros((clusters, clusters))
         np.add.at(overlap, (best.members, rival.members), 1.0)
@@ -985,12 +986,14 @@ def _rival_margins(
         matched = np.empty(clusters, dtype=np.intp)
         matched[cols] = rows
         differ = matched[rival.members] != best.members
-        if judged and labs is not None:
-            differ &= ~_merged_rows(rival, labs)
-        if np.any(differ):
-            excess = rival.score - best.score
-            indices = seen[differ]
-            margins[indices] = np.minimum(margins[indices], excess)
+        if not np.any(differ):
+            continue
+        excess = rival.score - best.score
+        indices = seen[differ]
+        margins[indices] = np.minimum(margins[indices], excess)
+        if judged:
+            indices = seen[differ & ~_merged_rows(rival, labs)]
+        reported[indices] = np.minimum(reported[indices], excess)
 
 
 def _candidate_arrangements(model: PieceModel, pinned: dict[int, int]) -> NDArray[np.intp]:
