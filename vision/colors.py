@@ -543,14 +543,13 @@ def _mixes_hues(candidate: _Resolved, labs: NDArray[np.float64]) -> bool:
 def _merged_rows(candidate: _Resolved, labs: NDArray[np.float64]) -> NDArray[np.bool_]:
     """Per seen facelet: whether its cluster holds a near-grey facelet and a clearly coloured
     one, two colours merged (what `glare.merged_colors` sends to a judge)."""
-    from judgecam.vision.glare import CHROMATIC_CHROMA, NEUTRAL_CHROMA
+    from judgecam.vision.glare import mixes_grey_and_colour
 
     chroma = np.hypot(labs[:, 1], labs[:, 2])
     merged = np.zeros(len(labs), dtype=bool)
     for cluster in np.unique(candidate.members):
         inside = candidate.members == cluster
-        lowest, highest = float(chroma[inside].min()), float(chroma[inside].max())
-        if lowest < NEUTRAL_CHROMA and highest >= CHROMATIC_CHROMA:
+        if mixes_grey_and_colour(chroma[inside].tolist()):
             merged |= inside
     return merged
 

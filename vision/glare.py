@@ -137,6 +137,12 @@ def mixed_colors(
     return merged_colors(fusion.observation.facelets, labs)
 
 
+def mixes_grey_and_colour(chromas: Sequence[float]) -> bool:
+    """Whether samples of one colour name (their CIELAB chromas) hold a near-grey one and a
+    clearly coloured one: two colours merged."""
+    return min(chromas) < NEUTRAL_CHROMA and max(chromas) >= CHROMATIC_CHROMA
+
+
 def merged_colors(labels: Sequence[str], labs: Sequence[Sequence[float] | None]) -> str | None:
     """A reason for review if one colour name covers a near-grey and a saturated sample."""
     from judgecam.puzzle.observation import MISSING, UNKNOWN
@@ -147,7 +153,7 @@ def merged_colors(labels: Sequence[str], labs: Sequence[Sequence[float] | None])
             continue
         chroma.setdefault(label, []).append(float(np.hypot(lab[1], lab[2])))
     for label, values in chroma.items():
-        if min(values) < NEUTRAL_CHROMA and max(values) >= CHROMATIC_CHROMA:
+        if mixes_grey_and_colour(values):
             return (
                 f"{label} is read on a grey-looking facelet (chroma {min(values):.0f}) and on a "
                 f"saturated one (chroma {max(values):.0f}): two colours merged (glare or dim "
