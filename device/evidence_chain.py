@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -146,8 +147,10 @@ class Link:
 def parse_link(line: bytes, *, allow_stub: bool = False) -> Link:
     """Parse one log or bundle line; raise EvidenceCorruptError saying what is wrong with it."""
     try:
-        value = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        value = json.loads(
+            line.decode("utf-8"), parse_float=_finite_float, parse_constant=_no_constant
+        )
+    except (UnicodeDecodeError, ValueError) as error:  # json.JSONDecodeError is a ValueError
         raise EvidenceCorruptError(f"not valid JSON ({error})") from error
     if not isinstance(value, dict):
         raise EvidenceCorruptError("not a JSON object")
@@ -179,6 +182,19 @@ def parse_link(line: bytes, *, allow_stub: bool = False) -> Link:
     if link_hash(seq, prev, content_sha256) != claimed:
         raise EvidenceCorruptError("hash does not match its content (record altered)")
     return Link(seq=seq, prev=prev, hash=claimed, content_sha256=content_sha256, record=record)
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float, refusing one too large for a float (an altered exponent)."""
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"number out of range: {text}")
+    return number
+
+
+def _no_constant(text: str) -> float:
+    """NaN and Infinity are not JSON: canonical records never hold them."""
+    raise ValueError(f"not a JSON number: {text}")
 
 
 def parse_record(line: bytes) -> Record:

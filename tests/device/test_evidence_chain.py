@@ -63,6 +63,16 @@ def test_every_altered_byte_of_a_record_is_refused(
         parse_record(bytes(altered))
 
 
+@pytest.mark.parametrize(("old", "new"), [(b"e+308", b"e+398"), (b"1.25", b"NaN")])
+def test_a_number_altered_out_of_range_is_refused_as_corrupt(old: bytes, new: bytes) -> None:
+    # Found by the test above: a flipped bit in an exponent made Python read "inf", which no
+    # canonical record holds; the verifier must call that corrupt, not unstorable.
+    line = make_record(3, "ab" * 32, {"big": 1.7976931348623157e308, "x": 1.25}).line()
+    assert old in line
+    with pytest.raises(EvidenceCorruptError, match="not valid JSON"):
+        parse_record(line.replace(old, new))
+
+
 def test_stub_with_a_wrong_digest_is_refused() -> None:
     stub = make_record(0, GENESIS_PREV, {"kind": "x"}).stub()
     stub["content_sha256"] = "0" * 64
