@@ -15,7 +15,8 @@ Order of the rules:
    the verdict review, naming the pairs that decide it. So a DNF puzzle stays DNF whatever an
    uncertain angle does. Where the limit is under half a step, a residual that could be on
    either side of the limit is judged both ways too. A pair missing from the observation was not
-   measured: any angle (both snaps are judged).
+   measured: any angle (both snaps are judged), unless a crossing cut stands clearly askew,
+   which holds it in line (`judgecam.puzzle.locking`); two crossing cuts both askew: review.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from judgecam.puzzle.completion import (
 )
 from judgecam.puzzle.counting import MoveCount, moves_from_solved
 from judgecam.puzzle.geometry import Pair, PuzzleSpec
+from judgecam.puzzle.locking import PLAY_DEG, PairAngle, contradiction, holders
 from judgecam.puzzle.moves import move_permutation
 from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
 from judgecam.puzzle.reachability import check_reachable
@@ -110,6 +112,8 @@ class _Measured:
     residual: float
     uncertainty: float
     measured: bool = True
+    #: For an unmeasured pair held in line by a crossing askew pair: that pair's label.
+    held_by: str = ""
 
     def describe(self) -> str:
         if not self.measured:
@@ -159,6 +163,26 @@ def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
     damage = _damage(spec, labels)
     if damage is not None:
         return Verdict(DNF, None, (damage,), _pair_verdicts(measured, None))
+    askew = contradiction(spec, [_angle(m) for m in measured if m.measured])
+    if askew is not None:
+        first, second = askew
+        return Verdict(
+            REVIEW,
+            None,
+            (
+                f"{first.pair.label} ({first.residual_deg:+.1f} degrees) and {second.pair.label} "
+                f"({second.residual_deg:+.1f} degrees) cross and are both askew, which no intact "
+                "puzzle can show: a piece out of place, or a misread angle",
+            ),
+            _pair_verdicts(measured, None),
+        )
+    for holder in measured:
+        if held := [m.pair.label for m in measured if m.held_by == holder.pair.label]:
+            reasons.append(
+                f"{', '.join(held)} not measured: held in line by {holder.pair.label} "
+                f"({holder.residual:+.1f} degrees), which crosses "
+                + ("them" if len(held) > 1 else "it")
+            )
     missing = [i for i, label in enumerate(labels) if label == MISSING] if MISSING in labels else []
     if missing:
         reasons.append(
@@ -348,15 +372,30 @@ def _turn_cut(spec: PuzzleSpec, colors: tuple[str, ...], pair: Pair, steps: int)
 
 
 def _measured_pairs(spec: PuzzleSpec, observed: Sequence[PairObservation]) -> tuple[_Measured, ...]:
+    """Every pair of the puzzle: as measured; held in line (0 +- PLAY_DEG) if unmeasured but
+    crossed by a pair measured askew; else unmeasured (any angle: a whole step)."""
     by_key = {(p.axis, tuple(p.parts)): p for p in observed}
+    angles = [
+        PairAngle(pair, seen.angle_deg, seen.uncertainty_deg)
+        for pair in spec.pairs()
+        if (seen := by_key.get((pair.axis, pair.parts))) is not None
+    ]
     result = []
     for pair in spec.pairs():
         seen = by_key.get((pair.axis, pair.parts))
-        if seen is None:
-            result.append(_Measured(pair, 0.0, pair.step_deg, measured=False))
-        else:
+        if seen is not None:
             result.append(_Measured(pair, seen.angle_deg, seen.uncertainty_deg))
+        elif holding := holders(spec, pair, angles):
+            result.append(
+                _Measured(pair, 0.0, PLAY_DEG, measured=False, held_by=holding[0].pair.label)
+            )
+        else:
+            result.append(_Measured(pair, 0.0, pair.step_deg, measured=False))
     return tuple(result)
+
+
+def _angle(m: _Measured) -> PairAngle:
+    return PairAngle(m.pair, m.residual, m.uncertainty)
 
 
 def _pair_verdicts(
