@@ -10,8 +10,10 @@ another piece), and samples the inner part of each.
 
 A sample is kept only if it looks like a sticker seen here: about as uniform as the detected
 stickers of the same view (a hand, an edge, a glare blob are not) and set off from the cell's
-border about as much as they are (a hand or a cup covering a whole cell is not). Otherwise the
-facelet stays unknown: the rules engine copes with an unseen facelet, not with a wrong one.
+border about as much as they are (a hand or a cup covering a whole cell is not), or at least half
+as much if its colour is one the view's stickers show, shaded or not (a shaded sticker; not a
+finger, not the bare body). Otherwise the facelet stays unknown: the rules engine copes with an
+unseen facelet, not with a wrong one.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.colorspace import ciede2000
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet, lab_samples
@@ -55,8 +58,20 @@ STICKER_SCALE = 0.85
 #: (plus SPREAD_SLACK, for views whose stickers are perfectly flat) ...
 MAX_SPREAD_FACTOR = 2.0
 SPREAD_SLACK = 3.0
-#: ... and its contrast to the cell border at least this fraction of theirs (lower quartile).
+#: ... and its contrast to the cell border at least this fraction of theirs (lower quartile),
 MIN_BORDER_CONTRAST_FRACTION = 0.5
+#: ... or at least this fraction if it looks like a sticker of this view and not like the bare
+#: body. The border contrast says as much where a cell sits as whether something covers it:
+#: between two stickers of one row the gap hardly shows, a stickerless tile has none, a face
+#: edge shows the background, a shaded face shows little of anything. What a faint sample must
+#: not be is the bare body (CIEDE2000 at least MIN_BODY_DELTA_E from the median colour of the
+#: placed stickers' border bands, the plastic between stickers) or a finger, which is set off
+#: from the border no more than a shaded sticker is: its chromaticity, (a*, b*) / (L* + 16),
+#: which shading leaves alike, must lie within MAX_CHROMATICITY_GAP of a placed sticker's in the
+#: same view (a colour the puzzle shows here; skin is none of a puzzle's colours).
+MIN_CLEAR_CONTRAST_FRACTION = 0.25
+MIN_BODY_DELTA_E = 15.0
+MAX_CHROMATICITY_GAP = 0.15
 #: Fewest detected stickers that say what a sticker looks like in this view.
 MIN_REFERENCE_STICKERS = 3
 #: A part whose angle was not measured may be anywhere: its pieces are drawn at these angles
@@ -225,6 +240,8 @@ class _Measure:
     pixels: int
     border_contrast: float  # CIELAB distance of the inner part to its border sides (see below)
     own_fraction: float  # fraction of the sticker-sized part labelled with the facelet itself
+    inner_lab: FloatArray  # mean CIELAB of the inner part
+    border_lab: FloatArray  # mean CIELAB of the border sides looked at
 
 
 def _measure(
@@ -280,11 +297,48 @@ def _measure(
     lab, (lab_inner, *lab_segments) = lab_samples(box, [inner, *segments])
     inner_mean, inner_std = cv2.meanStdDev(lab, mask=lab_inner)
     inner_lab = np.asarray(inner_mean, dtype=np.float64).reshape(3)
-    contrasts = [_distance(inner_lab, cv2.mean(lab, mask=segment)[:3]) for segment in lab_segments]
+    border_means = [np.asarray(cv2.mean(lab, mask=segment)[:3]) for segment in lab_segments]
+    contrasts = [_distance(inner_lab, mean) for mean in border_means]
     contrast = sorted(contrasts)[1] if len(contrasts) >= 3 else min(contrasts)
     mean_bgr = np.asarray(cv2.mean(box, mask=inner)[:3], dtype=np.float64)
     spread = float(np.add.reduce(inner_std, axis=None) / inner_std.size)  # = np.mean(inner_std)
-    return _Measure(mean_bgr, spread, int(pixels), contrast, float(own_fraction))
+    border_lab = np.add.reduce(border_means, axis=0) / len(border_means)
+    return _Measure(
+        mean_bgr, spread, int(pixels), contrast, float(own_fraction), inner_lab, border_lab
+    )
+
+
+@dataclass(frozen=True)
+class StickerLook:
+    """What a sticker looks like in one view, from its placed stickers measured as candidates
+    are: whether a projected cell's sample passes as a sticker's colour."""
+
+    max_spread: float  # CIELAB spread allowed (MAX_SPREAD_FACTOR x their median + slack)
+    contrast_quartile: float  # lower quartile of their border contrasts
+    body_lab: FloatArray  # median CIELAB of their border bands: the plastic between stickers
+    chromaticities: FloatArray  # (N, 2): the placed stickers' chromaticities (see chromaticity)
+
+    def passes(self, found: _Measure) -> bool:
+        """Uniform enough, and set off from its border; or less so, but unlike the bare body
+        and of a colour the placed stickers show (see MIN_CLEAR_CONTRAST_FRACTION)."""
+        if found.spread > self.max_spread:
+            return False
+        contrast = found.border_contrast
+        if contrast >= MIN_BORDER_CONTRAST_FRACTION * self.contrast_quartile:
+            return True
+        if contrast < MIN_CLEAR_CONTRAST_FRACTION * self.contrast_quartile:
+            return False
+        if float(ciede2000(found.inner_lab, self.body_lab)) < MIN_BODY_DELTA_E:
+            return False
+        gaps = np.linalg.norm(self.chromaticities - chromaticity(found.inner_lab), axis=1)
+        return bool(gaps.min() <= MAX_CHROMATICITY_GAP)
+
+
+def chromaticity(lab: FloatArray) -> FloatArray:
+    """(a*, b*) / (L* + 16): under a dimmer light CIELAB's a*, b* and L* + 16 shrink alike
+    (cube roots of the same factor), so a shaded sticker keeps its chromaticity."""
+    lab = np.asarray(lab, dtype=np.float64)
+    return lab[..., 1:3] / (lab[..., :1] + 16.0)
 
 
 def _distance(first: FloatArray, second: Sequence[float]) -> float:
@@ -448,6 +502,8 @@ def project_facelets(
     # facing and grazing ones alike, as the candidates are).
     spreads = [detected[d].spread for d in placed_detections]
     contrasts = []
+    borders = []
+    insides = []
     for detection in placed_detections:
         facelet = int(fit.assignment[detection])
         found = (
@@ -455,16 +511,22 @@ def project_facelets(
         )
         if found is not None:
             contrasts.append(found.border_contrast)
+            borders.append(found.border_lab)
+            insides.append(found.inner_lab)
     if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
         return ()  # no idea what a sticker looks like here: sample nothing
-    max_spread = MAX_SPREAD_FACTOR * float(np.median(spreads)) + SPREAD_SLACK
-    min_contrast = MIN_BORDER_CONTRAST_FRACTION * float(np.percentile(contrasts, 25))
+    look = StickerLook(
+        MAX_SPREAD_FACTOR * float(np.median(spreads)) + SPREAD_SLACK,
+        float(np.percentile(contrasts, 25)),
+        np.median(np.asarray(borders), axis=0),
+        chromaticity(np.asarray(insides)),
+    )
 
     result = []
     for facelet in candidates:
         cell = cells[facelet]
         found = _measure(crop, index, facelet, cell - origin, MIN_OWN_FRACTION)
-        if found is None or found.spread > max_spread or found.border_contrast < min_contrast:
+        if found is None or not look.passes(found):
             continue
         fraction = found.own_fraction
         sample = Facelet(
@@ -476,9 +538,9 @@ def project_facelets(
         )
         result.append(ProjectedFacelet(facelet, sample, float(facing[facelet]), fraction))
     logger.debug(
-        "projected %d facelet samples (spread <= %.1f, contrast >= %.1f)",
+        "projected %d facelet samples (spread <= %.1f, contrast quartile %.1f)",
         len(result),
-        max_spread,
-        min_contrast,
+        look.max_spread,
+        look.contrast_quartile,
     )
     return tuple(result)

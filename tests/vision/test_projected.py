@@ -16,9 +16,17 @@ from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import ViewResult, analyse_view
 from judgecam.vision.projected import (
+    MAX_CHROMATICITY_GAP,
+    MIN_BORDER_CONTRAST_FRACTION,
+    MIN_CLEAR_CONTRAST_FRACTION,
     MIN_FACING,
+    StickerLook,
+    _Measure,
+    _measure,
     _render,
+    _scaled,
     _unrenderable_facelets,
+    chromaticity,
     project_facelets,
 )
 from judgecam.vision.synthetic import (
@@ -111,6 +119,102 @@ def test_facelets_half_hidden_under_the_turned_slice_are_not_sampled(turned_slic
     for sample in result.projected:
         assert sample.own_fraction >= 0.7
         assert _true_facelet(view, sample.sample.center_px, sticker) is not None
+
+
+def _painted(image: np.ndarray, cell: np.ndarray, band_bgr, sticker_bgr) -> np.ndarray:
+    """`image` with a cell painted `band_bgr` and its sticker-sized middle `sticker_bgr`."""
+    painted = image.copy()
+    for scale, bgr in ((1.0, band_bgr), (0.86, sticker_bgr)):
+        polygon = np.round(_scaled(cell, scale) * 16).astype(np.int32)
+        cv2.fillPoly(painted, [polygon], tuple(float(c) for c in bgr), cv2.LINE_AA, 4)
+    return painted
+
+
+def test_a_sticker_whose_border_shows_its_colour_is_sampled_and_bare_body_is_not(
+    turned_slice,
+) -> None:
+    """The border band around a sticker can show little contrast (a stickerless tile, a gap
+    that catches the sticker's colour): such a sample is taken if it does not look like the
+    body; a cell showing the body is not, even with a lighter band around it."""
+    view, colors, result = turned_slice
+    assert result.fit is not None and result.segmentation is not None
+    model = puzzle_model("333")
+    fit = result.fit
+    index, cells, facing, _ = _render(
+        fit, model, _camera(), np.zeros(2), view.image.shape[:2], fit.active_axis
+    )
+    placed = np.nonzero(fit.assignment >= 0)[0]
+    square = [int(fit.assignment[d]) for d in placed if facing[fit.assignment[d]] > 0.5]
+    red = next(f for f in square if tuple(colors[f]) == (40, 30, 200))
+    bare = next(f for f in square if f != red)
+    body = np.array([18.0, 18.0, 18.0])  # the synthetic renderer's body colour
+    image = _painted(view.image, cells[red], 0.35 * body + 0.65 * colors[red], colors[red])
+    image = _painted(image, cells[bare], (70, 70, 70), body)
+    # What a sticker looks like here, as project_facelets measures it; both cells fall
+    # between the strict and the relaxed contrast gates.
+    contrasts = [
+        found.border_contrast
+        for d in placed
+        if (found := _measure(image, index, int(fit.assignment[d]), cells[fit.assignment[d]]))
+    ]
+    quartile = float(np.percentile(contrasts, 25))
+    for facelet in (red, bare):
+        found = _measure(image, index, facelet, cells[facelet], 0.7)
+        assert found is not None
+        contrast = found.border_contrast
+        assert MIN_CLEAR_CONTRAST_FRACTION * quartile < contrast
+        assert contrast < MIN_BORDER_CONTRAST_FRACTION * quartile
+    assignment = fit.assignment.copy()
+    assignment[[d for d in placed if int(fit.assignment[d]) in (red, bare)]] = -1
+    samples = project_facelets(
+        image, result.segmentation.facelets, replace(fit, assignment=assignment), model, _camera()
+    )
+    sampled = {sample.facelet: sample for sample in samples}
+    assert red in sampled
+    np.testing.assert_allclose(sampled[red].sample.mean_bgr, colors[red], atol=25)
+    assert bare not in sampled
+
+
+def _measured(lab: tuple[float, float, float], contrast: float, spread: float = 2.0) -> _Measure:
+    return _Measure(np.zeros(3), spread, 100, contrast, 1.0, np.array(lab), np.zeros(3))
+
+
+def test_a_sample_passes_as_a_sticker_by_contrast_or_by_looking_like_a_sticker_here() -> None:
+    placed = np.array(
+        [(45.0, 60.0, 40.0), (95.0, 0.0, 2.0), (60.0, -50.0, 40.0)]
+    )  # red, white, green
+    look = StickerLook(
+        max_spread=6.0,
+        contrast_quartile=40.0,
+        body_lab=np.array([8.0, 0.0, 0.0]),
+        chromaticities=chromaticity(placed),
+    )
+    red = (45.0, 60.0, 40.0)
+    shaded_red = (24.0, 39.0, 26.0)  # the same red under a third of the light
+    skin = (46.0, 26.0, 24.0)  # a rendered hand, as bright as the red
+    assert look.passes(_measured(red, 25.0))  # well set off from its border
+    assert look.passes(_measured(red, 12.0))  # less so, but a colour the puzzle shows here
+    assert look.passes(_measured(shaded_red, 12.0))
+    assert look.passes(_measured(skin, 25.0))  # set off well: a sticker of a colour not placed
+    assert not look.passes(_measured(skin, 12.0))  # faint and no colour of the puzzle: a finger
+    assert not look.passes(_measured((10.0, 1.0, -1.0), 12.0))  # the body, a lighter gap round it
+    assert not look.passes(_measured(red, 8.0))  # its border is the same colour: covered
+    assert not look.passes(_measured(red, 25.0, spread=9.0))  # not uniform
+
+
+def test_chromaticity_is_alike_under_a_dimmer_light_and_unlike_skin() -> None:
+    # Red, orange, blue stickers and the unit tests' skin, in sRGB; a light 2 and 4 times dimmer.
+    bgr = np.array([[[40, 60, 200], [40, 150, 230], [200, 90, 30], SKIN_BGR]], np.float32) / 255
+    lab = cv2.cvtColor(bgr, cv2.COLOR_BGR2LAB)[0]
+    for factor in (0.5, 0.25):
+        dimmed = np.asarray((bgr**2.2 * factor) ** (1 / 2.2), np.float32)
+        gaps = np.linalg.norm(
+            chromaticity(cv2.cvtColor(dimmed, cv2.COLOR_BGR2LAB)[0]) - chromaticity(lab), axis=1
+        )
+        assert np.all(gaps < MAX_CHROMATICITY_GAP)
+    # Skin is set apart from every sticker colour, lit alike or not.
+    skin = chromaticity(lab[3])
+    assert np.all(np.linalg.norm(chromaticity(lab[:3]) - skin, axis=1) > 2 * MAX_CHROMATICITY_GAP)
 
 
 @pytest.mark.parametrize("cover", ["whole", "half"])
