@@ -5,7 +5,7 @@ face, in the shadow of a turned layer or partly under its overhang is often miss
 of the puzzle then stays unseen although the camera sees it. Once stage 3 has fitted the body
 pose and every part's angle, the model says where every facelet is in the image. This module
 renders the model (each piece as a convex solid, its facelets on its surface) nearest last into
-an index image, keeps the facelets that are squarely in view and mostly their own (not behind
+an index image, keeps the facelets that are squarely in view and at least half their own (not behind
 another piece), and samples the inner part of each.
 
 A sample is kept only if it looks like a sticker seen here: about as uniform as the detected
@@ -38,8 +38,9 @@ logger = logging.getLogger(__name__)
 
 FloatArray = NDArray[np.float64]
 
-#: A facelet is sampled only if at least this fraction of its sticker-sized part is its own ...
-MIN_OWN_FRACTION = 0.7
+#: A facelet is sampled only if at least this fraction of its sticker-sized part is its own (the
+#: rest under a nearer piece: a turned layer's overhang); its own pixels alone are sampled ...
+MIN_OWN_FRACTION = 0.5
 #: ... it faces the camera at least this squarely (cosine of normal and line of sight; 0.12 is
 #: 83 degrees: a grazing cell still has an inner part of MIN_INNER_PX pixels, and the
 #: uniformity and border tests below say whether it is a clean sample) ...
