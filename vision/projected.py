@@ -5,8 +5,8 @@ face, in the shadow of a turned layer or partly under its overhang is often miss
 of the puzzle then stays unseen although the camera sees it. Once stage 3 has fitted the body
 pose and every part's angle, the model says where every facelet is in the image. This module
 renders the model (each piece as a convex solid, its facelets on its surface) nearest last into
-an index image, keeps the facelets that are squarely in view and at least half their own (not behind
-another piece), and samples the inner part of each.
+an index image, keeps the facelets that are squarely in view and at least half their own (the
+rest behind another piece), and samples the inner part of each (its own pixels).
 
 A sample is kept only if it looks like a sticker seen here: about as uniform as the detected
 stickers of the same view (a hand, an edge, a glare blob are not) and set off from the cell's
