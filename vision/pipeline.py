@@ -38,6 +38,7 @@ from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
 from judgecam.vision.second_look import borrowed_angles
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets
+from judgecam.vision.single_sample import single_sample_decides
 from judgecam.vision.slanted import slant_decides
 
 if TYPE_CHECKING:
@@ -905,6 +906,8 @@ def _judge(
         glare = misnamed_decides(fusion, scheme)
     if glare is None and final != "review":
         glare = slant_decides(model, fusion, usable)
+    if glare is None and final != "review":
+        glare = single_sample_decides(model, fusion, usable)
     if glare is not None:
         reasons.append(glare)
         final = "review"

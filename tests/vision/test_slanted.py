@@ -1,4 +1,5 @@
-"""Penalties resting on facelets seen only at a slant go to a judge (`vision/slanted.py`)."""
+"""Penalties resting on facelets seen only at a slant (`vision/slanted.py`), or on one facelet a
+single camera sampled without a sticker outline (`vision/single_sample.py`), go to a judge."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from judgecam.vision.fuse import Fusion, ViewEvidence
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.projected import ProjectedFacelet
 from judgecam.vision.segment import Facelet
+from judgecam.vision.single_sample import single_sample_decides, unconfirmed_facelets
 from judgecam.vision.slanted import SLANT_FACING, slant_decides, slanted_facelets
 
 MODEL = puzzle_model("333")
@@ -88,3 +90,46 @@ def test_a_solved_reading_is_left_alone() -> None:
     some = list(range(0, 54, 5))
     rest = [i for i in range(54) if i not in some]
     assert slant_decides(MODEL, fusion, [_view(rest, some, 0.15)]) is None
+
+
+def _misread_turned_r() -> tuple[tuple[str, ...], tuple[str, ...], list[int]]:
+    """A cube one R' turn from solved with the D face and L's bottom row unseen (+2: the visible
+    pieces imply them), the same with facelet 14 (R face) misread green, which makes it DNF
+    (seed 5151 rig3 c0013: a cup's rim over a red cell), and the facelets seen."""
+    labels = list(SPEC.solved_state().apply("R'").colors)
+    for index in [*range(27, 36), 42, 43, 44]:
+        labels[index] = "unknown"
+    misread = list(labels)
+    misread[14] = "green"
+    seen = [i for i, label in enumerate(labels) if label != "unknown"]
+    return tuple(labels), tuple(misread), seen
+
+
+def test_a_penalty_that_one_unconfirmed_sample_decides_goes_to_a_judge() -> None:
+    truth, misread, seen = _misread_turned_r()
+    assert _fusion(truth, 1).verdict.verdict == "+2"
+    fusion = _fusion(misread, 1)
+    assert fusion.verdict.verdict == "DNF"
+    outlined = [i for i in seen if i != 14]
+    view = _view(outlined, [14], 0.8)
+    assert unconfirmed_facelets(MODEL, [view], fusion.permutations) == (14,)
+    reason = single_sample_decides(MODEL, fusion, [view])
+    assert reason is not None and "DNF rests on one green facelet on face R" in reason
+
+
+def test_a_confirmed_sample_or_one_that_decides_nothing_lets_the_penalty_stand() -> None:
+    truth, misread, seen = _misread_turned_r()
+    outlined = [i for i in seen if i != 14]
+    # Sampled by two cameras, or outlined by another one: confirmed.
+    fusion = _fusion(misread, 2)
+    for second in (_view([], [14], 0.8), _view([14], [], 1.0)):
+        views = [_view(outlined, [14], 0.8), second]
+        assert unconfirmed_facelets(MODEL, views, fusion.permutations) == ()
+        assert single_sample_decides(MODEL, fusion, views) is None
+    # The true reading: the +2 holds with facelet 14 unseen (the other pieces imply it).
+    fusion = _fusion(truth, 1)
+    assert single_sample_decides(MODEL, fusion, [_view(outlined, [14], 0.8)]) is None
+    # A solved reading is left alone.
+    solved = _fusion(SPEC.solved_state().colors, 1)
+    rest = [i for i in range(54) if i != 14]
+    assert single_sample_decides(MODEL, solved, [_view(rest, [14], 0.8)]) is None

@@ -1,0 +1,83 @@
+"""A penalty that one unconfirmed sample decides goes to a judge.
+
+A facelet no view outlined a sticker for is sampled where the fitted model projects its cell
+(`projected.project_facelets`). Seen so by one view only, nothing confirms that the cell held
+the sticker: an object in front of the puzzle can cover it with a colour of the puzzle. On
+seed 5151 rig3 c0013 (a +2) a blue cup's rim covered a red facelet's cell; its colour passed as a
+sticker's, and that one blue reading made the cube DNF. The odd-facelet check
+(`pipeline._decisive_facelet`) does not look at one-move states, whose turned layer makes a
+dozen facelets odd. So each such facelet is judged unseen in turn; if one alone changes a
+penalty (beyond ruling out the harsher one, `lightens_only`), review.
+
+Solved readings are left alone, as in `slanted`: a misread that makes an unsolved puzzle look
+solved must give exactly the colour the solved state needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.puzzle import get_puzzle
+from judgecam.puzzle.observation import MISSING, UNKNOWN
+from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
+from judgecam.vision.fuse import Fusion, ViewEvidence
+from judgecam.vision.model import PuzzleModel
+
+#: More unconfirmed facelets than this are judged unseen together, not one by one (each try is
+#: a judgement): stricter, and rare.
+MAX_TRIED = 16
+
+
+def unconfirmed_facelets(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    permutations: Sequence[NDArray[np.int64] | None],
+) -> tuple[int, ...]:
+    """Fused facelets sampled by exactly one view, as a projected cell (no sticker outlined)."""
+    outlined = np.zeros(model.facelet_count, dtype=bool)
+    sampled_by = np.zeros(model.facelet_count, dtype=np.int64)
+    for view, permutation in zip(views, permutations, strict=True):
+        if view is None or permutation is None:
+            continue
+        for facelet in view.fit.assignment:
+            if facelet >= 0:
+                outlined[int(permutation[facelet])] = True
+        for target in {int(permutation[sample.facelet]) for sample in view.projected}:
+            sampled_by[target] += 1
+    return tuple(int(i) for i in np.nonzero(~outlined & (sampled_by == 1))[0])
+
+
+def single_sample_decides(
+    model: PuzzleModel, fusion: Fusion, views: Sequence[ViewEvidence | None]
+) -> str | None:
+    """A reason for review if leaving one unconfirmed facelet unseen changes a penalty."""
+    verdict = fusion.verdict.verdict
+    if verdict not in (PLUS_TWO, DNF):
+        return None
+    labels = fusion.observation.facelets
+    unconfirmed = [
+        index
+        for index in unconfirmed_facelets(model, views, fusion.permutations)
+        if labels[index] not in (UNKNOWN, MISSING)
+    ]
+    spec = get_puzzle(model.name)
+    if len(unconfirmed) > MAX_TRIED:
+        trial = judge_unseen(spec, fusion.observation, unconfirmed)
+        if trial.verdict != verdict and not lightens_only(verdict, trial.possible):
+            return (
+                f"the {verdict} rests on {len(unconfirmed)} facelets that single cameras saw "
+                f"without a sticker outline ({trial.verdict} without them)"
+            )
+        return None
+    for index in unconfirmed:
+        trial = judge_unseen(spec, fusion.observation, [index])
+        if trial.verdict != verdict and not lightens_only(verdict, trial.possible):
+            face = model.face_names[int(model.facelet_face[index])]
+            return (
+                f"the {verdict} rests on one {labels[index]} facelet on face {face} that a single "
+                f"camera saw without a sticker outline ({trial.verdict} without it)"
+            )
+    return None
