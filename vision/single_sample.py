@@ -25,6 +25,7 @@ from judgecam.puzzle.observation import MISSING, UNKNOWN
 from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
 from judgecam.vision.fuse import Fusion, ViewEvidence
 from judgecam.vision.model import PuzzleModel
+from judgecam.vision.slanted import sample_sources
 
 #: More unconfirmed facelets than this are judged unseen together, not one by one (each try is
 #: a judgement): stricter, and rare.
@@ -37,17 +38,9 @@ def unconfirmed_facelets(
     permutations: Sequence[NDArray[np.int64] | None],
 ) -> tuple[int, ...]:
     """Fused facelets sampled by exactly one view, as a projected cell (no sticker outlined)."""
-    outlined = np.zeros(model.facelet_count, dtype=bool)
-    sampled_by = np.zeros(model.facelet_count, dtype=np.int64)
-    for view, permutation in zip(views, permutations, strict=True):
-        if view is None or permutation is None:
-            continue
-        for facelet in view.fit.assignment:
-            if facelet >= 0:
-                outlined[int(permutation[facelet])] = True
-        for target in {int(permutation[sample.facelet]) for sample in view.projected}:
-            sampled_by[target] += 1
-    return tuple(int(i) for i in np.nonzero(~outlined & (sampled_by == 1))[0])
+    sources = sample_sources(model, views, permutations)
+    unconfirmed = ~sources.outlined & (sources.projected_views == 1)
+    return tuple(int(i) for i in np.nonzero(unconfirmed)[0])
 
 
 def single_sample_decides(

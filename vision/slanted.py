@@ -18,6 +18,7 @@ must give exactly the colour the solved state needs.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -33,6 +34,41 @@ from judgecam.vision.model import PuzzleModel
 SLANT_FACING = 0.25
 
 
+@dataclass(frozen=True)
+class SampleSources:
+    """How each fused facelet was seen: outlined as a sticker by some view, the most squarely
+    a view saw it as a projected cell (cosine; -1 if none did), and how many views sampled it
+    so."""
+
+    outlined: NDArray[np.bool_]
+    squarest: NDArray[np.float64]
+    projected_views: NDArray[np.int64]
+
+
+def sample_sources(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    permutations: Sequence[NDArray[np.int64] | None],
+) -> SampleSources:
+    """Where the fused facelets' samples came from (views and permutations as fused)."""
+    outlined = np.zeros(model.facelet_count, dtype=bool)
+    squarest = np.full(model.facelet_count, -1.0)
+    projected_views = np.zeros(model.facelet_count, dtype=np.int64)
+    for view, permutation in zip(views, permutations, strict=True):
+        if view is None or permutation is None:
+            continue
+        for facelet in view.fit.assignment:
+            if facelet >= 0:
+                outlined[int(permutation[facelet])] = True
+        targets: set[int] = set()
+        for sample in view.projected:
+            target = int(permutation[sample.facelet])
+            squarest[target] = max(squarest[target], sample.facing)
+            targets.add(target)
+        projected_views[list(targets)] += 1
+    return SampleSources(outlined, squarest, projected_views)
+
+
 def slanted_facelets(
     model: PuzzleModel,
     views: Sequence[ViewEvidence | None],
@@ -40,17 +76,9 @@ def slanted_facelets(
 ) -> tuple[int, ...]:
     """Fused facelets whose every sample is a projected one seen at a slant (no view outlined
     their sticker, and none saw their cell at SLANT_FACING or more squarely)."""
-    squarest = np.full(model.facelet_count, -1.0)
-    for view, permutation in zip(views, permutations, strict=True):
-        if view is None or permutation is None:
-            continue
-        for facelet in view.fit.assignment:
-            if facelet >= 0:
-                squarest[int(permutation[facelet])] = 1.0
-        for sample in view.projected:
-            target = int(permutation[sample.facelet])
-            squarest[target] = max(squarest[target], sample.facing)
-    return tuple(int(i) for i in np.nonzero((squarest >= 0) & (squarest < SLANT_FACING))[0])
+    sources = sample_sources(model, views, permutations)
+    slanted = ~sources.outlined & (sources.squarest >= 0) & (sources.squarest < SLANT_FACING)
+    return tuple(int(i) for i in np.nonzero(slanted)[0])
 
 
 def slant_decides(
