@@ -1027,7 +1027,7 @@ def fit_geometry(
         problem.sticker_area_mm2 = _sticker_area(model, fraction)
     best: (
         tuple[
-            tuple[int, float],
+            tuple[int, int, float],
             FloatArray,
             FloatArray,
             int,
@@ -1038,13 +1038,15 @@ def fit_geometry(
     ) = None
     for rvec, tvec, _ in bodies:
         if best is not None and best[0][0] >= EXPLAINED_ENOUGH * len(usable) and sides != 3:
-            # The first pose explains (nearly) everything: no other is worth trying. Not so
-            # with triangles: a wrong pose can explain a few small ones loosely (a Pyraminx at
-            # half resolution, 7 of 7 at 8 % of a sticker against the true pose's 6 at 1 %).
+            # The first pose explains (nearly) everything tightly (`_trial_fit`): no other is
+            # worth trying. Not so with triangles: a wrong pose can explain a few small ones
+            # loosely (a Pyraminx at half resolution, 7 of 7 at 8 % of a sticker against the
+            # true pose's 6 at 1 %).
             break
         rvec, tvec = _refine_body(problem, rvec, tvec, rounds=1)
         rotation = rotation_matrix(rvec)
-        # A quick look at every axis picks the one whose parts explain the facelets best.
+        # A quick look at every axis picks the one whose parts explain the facelets best:
+        # most placed tightly, then most placed, then the smallest median error.
         for axis_index in range(len(model.axes)):
             angles, axis_assignment = _fit_axis(problem, rotation, tvec, axis_index, None, sweeps=1)
             trial: list[list[PartAngle | None]] = [[] for _ in model.axes]

@@ -342,7 +342,7 @@ def chromaticity(lab: FloatArray) -> FloatArray:
     return lab[..., 1:3] / (lab[..., :1] + 16.0)
 
 
-def _distance(first: FloatArray, second: Sequence[float]) -> float:
+def _distance(first: FloatArray, second: FloatArray | Sequence[float]) -> float:
     """np.linalg.norm(first - second) of two colours, without its overhead (the same dot and
     square root)."""
     difference = first - np.asarray(second)
