@@ -1213,12 +1213,13 @@ def _trial_fit(
     turned: FloatArray,
     assignment: NDArray[np.int64],
 ) -> tuple[int, float]:
-    """How well one axis's trial explains the detections: how many it places within
-    TIGHT_STICKER_ERROR of a sticker's size, and the median error (`_rms`).
+    """How well a fit explains the detections: how many it places within TIGHT_STICKER_ERROR of
+    their size, and the median of their RMS corner errors (pixels; `_rms`).
 
-    The count first: an axis left in line can still place every sticker of a layer turned
-    near 45 degrees, each loosely between two cells, and the median of the rest hides them
-    (4242 rig3 c0036: a 2x2x2 layer at -44 degrees, the in-line axis 2.1 px against 2.2)."""
+    Axis trials are compared by the count first: an axis left in line can still place every
+    sticker of a layer turned near 45 degrees, each loosely between two cells, and the median
+    of the rest hides them (4242 rig3 c0036 cam0: a 2x2x2 layer at -42.5 degrees, the in-line
+    axis at 2.1 px against the turned one's 2.2)."""
     detections = np.nonzero(assignment >= 0)[0]
     if len(detections) == 0:
         return 0, float("inf")
@@ -1241,13 +1242,7 @@ def _rms(
     The median, because a few stickers cut by a turned layer's overhang fit badly however good
     the fit is; a wrong fit misses most of them.
     """
-    detections = np.nonzero(assignment >= 0)[0]
-    if len(detections) == 0:
-        return float("inf")
-    projected = project(turned[assignment[detections]], rotation, translation, problem.matrix)
-    residuals = _best_rolls(projected, problem.corners[detections]) - projected
-    per_detection = np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
-    return float(np.median(per_detection))
+    return _trial_fit(problem, rotation, translation, turned, assignment)[1]
 
 
 def _inlier_fraction(
