@@ -20,12 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.puzzle import get_puzzle
-from judgecam.puzzle.observation import MISSING, UNKNOWN
-from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
 from judgecam.vision.fuse import Fusion, ViewEvidence
 from judgecam.vision.model import PuzzleModel
-from judgecam.vision.slanted import sample_sources
+from judgecam.vision.slanted import penalty_without, read_in_penalty, sample_sources
 
 #: More unconfirmed facelets than this are judged unseen together, not one by one (each try is
 #: a judgement): stricter, and rare.
@@ -47,30 +44,22 @@ def single_sample_decides(
     model: PuzzleModel, fusion: Fusion, views: Sequence[ViewEvidence | None]
 ) -> str | None:
     """A reason for review if leaving one unconfirmed facelet unseen changes a penalty."""
-    verdict = fusion.verdict.verdict
-    if verdict not in (PLUS_TWO, DNF):
-        return None
-    labels = fusion.observation.facelets
-    unconfirmed = [
-        index
-        for index in unconfirmed_facelets(model, views, fusion.permutations)
-        if labels[index] not in (UNKNOWN, MISSING)
-    ]
-    spec = get_puzzle(model.name)
-    if len(unconfirmed) > MAX_TRIED:
-        trial = judge_unseen(spec, fusion.observation, unconfirmed)
-        if trial.verdict != verdict and not lightens_only(verdict, trial.possible):
-            return (
-                f"the {verdict} rests on {len(unconfirmed)} facelets that single cameras saw "
-                f"without a sticker outline ({trial.verdict} without them)"
-            )
-        return None
-    for index in unconfirmed:
-        trial = judge_unseen(spec, fusion.observation, [index])
-        if trial.verdict != verdict and not lightens_only(verdict, trial.possible):
+    read = read_in_penalty(fusion, unconfirmed_facelets(model, views, fusion.permutations))
+    verdict, labels = fusion.verdict.verdict, fusion.observation.facelets
+    if len(read) > MAX_TRIED:
+        without = penalty_without(model, fusion, read)
+        if without is None:
+            return None
+        return (
+            f"the {verdict} rests on {len(read)} facelets that single cameras saw without a "
+            f"sticker outline ({without} without them)"
+        )
+    for index in read:
+        without = penalty_without(model, fusion, [index])
+        if without is not None:
             face = model.face_names[int(model.facelet_face[index])]
             return (
                 f"the {verdict} rests on one {labels[index]} facelet on face {face} that a single "
-                f"camera saw without a sticker outline ({trial.verdict} without it)"
+                f"camera saw without a sticker outline ({without} without it)"
             )
     return None

@@ -81,26 +81,34 @@ def slanted_facelets(
     return tuple(int(i) for i in np.nonzero(slanted)[0])
 
 
+def read_in_penalty(fusion: Fusion, facelets: Sequence[int]) -> list[int]:
+    """The `facelets` given a colour, if the reading is a penalty (+2 or DNF); else none."""
+    if fusion.verdict.verdict not in (PLUS_TWO, DNF):
+        return []
+    labels = fusion.observation.facelets
+    return [index for index in facelets if labels[index] not in (UNKNOWN, MISSING)]
+
+
+def penalty_without(model: PuzzleModel, fusion: Fusion, facelets: Sequence[int]) -> str | None:
+    """The verdict with `facelets` (read, of a penalty reading) taken as unseen, if that
+    changes the penalty beyond ruling out the harsher one (`lightens_only`); else None."""
+    verdict = fusion.verdict.verdict
+    trial = judge_unseen(get_puzzle(model.name), fusion.observation, facelets)
+    if trial.verdict == verdict or lightens_only(verdict, trial.possible):
+        return None
+    return trial.verdict
+
+
 def slant_decides(
     model: PuzzleModel, fusion: Fusion, views: Sequence[ViewEvidence | None]
 ) -> str | None:
     """A reason for review if a penalty does not hold with the facelets seen only at a slant
     taken as unseen (unless they only rule out the harsher penalty)."""
-    verdict = fusion.verdict.verdict
-    if verdict not in (PLUS_TWO, DNF):
-        return None
-    labels = fusion.observation.facelets
-    slanted = [
-        index
-        for index in slanted_facelets(model, views, fusion.permutations)
-        if labels[index] not in (UNKNOWN, MISSING)
-    ]
-    if not slanted:
-        return None
-    trial = judge_unseen(get_puzzle(model.name), fusion.observation, slanted)
-    if trial.verdict == verdict or lightens_only(verdict, trial.possible):
+    slanted = read_in_penalty(fusion, slanted_facelets(model, views, fusion.permutations))
+    without = penalty_without(model, fusion, slanted) if slanted else None
+    if without is None:
         return None
     return (
-        f"the {verdict} rests on {len(slanted)} facelet(s) seen only at a slant (no sticker "
-        f"outlined, the cell nearly edge-on): {trial.verdict} without them"
+        f"the {fusion.verdict.verdict} rests on {len(slanted)} facelet(s) seen only at a slant "
+        f"(no sticker outlined, the cell nearly edge-on): {without} without them"
     )
