@@ -141,7 +141,8 @@ def test_a_sticker_whose_border_shows_its_colour_is_sampled_and_bare_body_is_not
 ) -> None:
     """The border band around a sticker can show little contrast (a stickerless tile, a gap
     that catches the sticker's colour): such a sample is taken if it does not look like the
-    body; a cell showing the body is not, even with a lighter band around it."""
+    body and its colour is one the view's stickers show (here red); a cell showing the body is
+    not, even with a lighter band around it."""
     view, colors, result = turned_slice
     assert result.fit is not None and result.segmentation is not None
     model = puzzle_model("333")
