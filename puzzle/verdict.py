@@ -142,6 +142,14 @@ def lightens_only(verdict: str, without: Sequence[str]) -> bool:
     return verdict == PLUS_TWO and set(without) == {PLUS_TWO, DNF}
 
 
+def holds_without(verdict: str, without: Verdict) -> bool:
+    """Whether `verdict` stands when some readings are taken as unseen (`without`, the verdict
+    then): it is the same, or those readings only rule out the harsher penalty
+    (`lightens_only`). What every vision check that asks "does this rest on those readings?"
+    decides by."""
+    return without.verdict == verdict or lightens_only(verdict, without.possible)
+
+
 def judge_unseen(spec: PuzzleSpec, observation: Observation, facelets: Iterable[int]) -> Verdict:
     """The verdict on `observation` with `facelets` read as unseen: every legal colouring of
     them is then considered, so the result holds whatever colours they really have (how the

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.puzzle.observation import Observation
-from judgecam.puzzle.verdict import Verdict, judge_unseen, lightens_only
+from judgecam.puzzle.verdict import Verdict, holds_without, judge_unseen
 from judgecam.vision.fuse import Fusion, ViewEvidence, _view_samples
 from judgecam.vision.model import PuzzleModel
 
@@ -104,9 +104,7 @@ def glare_decides(
         return None
     faces = sorted({int(model.facelet_face[index]) for index in suspects})
     trial = verdict_without_faces(model, fusion.observation, faces)
-    if trial.verdict == fusion.verdict.verdict or lightens_only(
-        fusion.verdict.verdict, trial.possible
-    ):
+    if holds_without(fusion.verdict.verdict, trial):
         return None
     names = ", ".join(model.face_names[face] for face in faces)
     logger.info("glare on face(s) %s decides %s", names, fusion.verdict.verdict)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from judgecam.puzzle.registry import get_puzzle
-from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
+from judgecam.puzzle.verdict import DNF, PLUS_TWO, holds_without, judge_unseen
 from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
 from judgecam.vision.colorspace import ciede2000
 
@@ -81,7 +81,7 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
     for name, nearest in misnamed_clusters(fusion, scheme):
         facelets = [i for i, label in enumerate(observation.facelets) if label == name]
         trial = judge_unseen(spec, observation, facelets)
-        if trial.verdict == verdict or lightens_only(verdict, trial.possible):
+        if holds_without(verdict, trial):
             continue
         logger.info(
             "%s rests on %d facelets named %s that look %s", verdict, len(facelets), name, nearest

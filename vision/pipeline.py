@@ -156,7 +156,7 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
     pins its piece is such a reading (Pyraminx +2s: corpus c0028, c0043, c0146, c0199).
     """
     from judgecam.puzzle.observation import MISSING, UNKNOWN
-    from judgecam.puzzle.verdict import lightens_only
+    from judgecam.puzzle.verdict import holds_without
 
     labels = list(fusion.observation.facelets)
     odd: list[int] = []
@@ -175,9 +175,7 @@ def _decisive_facelet(model: PuzzleModel, fusion: Fusion) -> str | None:
         return None
     for index in odd:
         verdict = _judged_without(fusion, [index])
-        if verdict.verdict != fusion.verdict.verdict and not lightens_only(
-            fusion.verdict.verdict, verdict.possible
-        ):
+        if not holds_without(fusion.verdict.verdict, verdict):
             face_name = model.face_names[int(model.facelet_face[index])]
             return (
                 f"one facelet decides the verdict (a {labels[index]} facelet on face {face_name}: "
@@ -218,7 +216,7 @@ def _face_decides(model: PuzzleModel, fusion: Fusion, view_lost: bool) -> str | 
       then only tells +2 from DNF (`lightens_only`) it stands, as for one facelet.
     """
     from judgecam.puzzle.observation import UNKNOWN
-    from judgecam.puzzle.verdict import SOLVED, lightens_only
+    from judgecam.puzzle.verdict import SOLVED, holds_without
 
     labels = fusion.observation.facelets
     verdict = fusion.verdict.verdict
@@ -227,7 +225,7 @@ def _face_decides(model: PuzzleModel, fusion: Fusion, view_lost: bool) -> str | 
         if all(labels[i] == UNKNOWN for i in members):
             continue
         without = _judged_without(fusion, members)
-        if without.verdict == verdict or lightens_only(verdict, without.possible):
+        if holds_without(verdict, without):
             continue
         if SOLVED in (without.possible or (without.verdict,)):
             return (

@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from judgecam.puzzle import get_puzzle
 from judgecam.puzzle.observation import MISSING, UNKNOWN
-from judgecam.puzzle.verdict import DNF, PLUS_TWO, judge_unseen, lightens_only
+from judgecam.puzzle.verdict import DNF, PLUS_TWO, holds_without, judge_unseen
 from judgecam.vision.fuse import Fusion, ViewEvidence
 from judgecam.vision.model import PuzzleModel
 
@@ -91,12 +91,9 @@ def read_in_penalty(fusion: Fusion, facelets: Sequence[int]) -> list[int]:
 
 def penalty_without(model: PuzzleModel, fusion: Fusion, facelets: Sequence[int]) -> str | None:
     """The verdict with `facelets` (read, of a penalty reading) taken as unseen, if that
-    changes the penalty beyond ruling out the harsher one (`lightens_only`); else None."""
-    verdict = fusion.verdict.verdict
+    changes the penalty (`holds_without`); else None."""
     trial = judge_unseen(get_puzzle(model.name), fusion.observation, facelets)
-    if trial.verdict == verdict or lightens_only(verdict, trial.possible):
-        return None
-    return trial.verdict
+    return None if holds_without(fusion.verdict.verdict, trial) else trial.verdict
 
 
 def slant_decides(

@@ -274,6 +274,19 @@ def test_lightens_only_is_evidence_that_only_rules_out_the_harsher_penalty() -> 
     assert not lightens_only("+2", ())
 
 
+def test_a_verdict_holds_without_readings_that_change_nothing_or_only_lighten_it() -> None:
+    from judgecam.puzzle.verdict import holds_without
+
+    def without(verdict: str, possible: tuple[str, ...] = ()) -> Verdict:
+        return Verdict(verdict, None, (), (), possible=possible)
+
+    assert holds_without("DNF", without("DNF"))
+    assert holds_without("+2", without("review", ("+2", "DNF")))  # only rules out the DNF
+    assert not holds_without("+2", without("review", ("+2", "solved")))
+    assert not holds_without("DNF", without("review", ("+2", "DNF")))
+    assert not holds_without("DNF", without("+2"))
+
+
 def test_a_verdict_with_readings_taken_as_unseen_holds_for_every_colour_they_could_have() -> None:
     """One R turn: one U facelet unseen is still +2 (its piece fixes it); the whole D face and
     every side's lower row unseen leaves two edges that could be flipped: undecided."""
