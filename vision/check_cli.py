@@ -308,6 +308,25 @@ def human_answer(result: CheckResult) -> str:
     return "\n".join(lines)
 
 
+def overlay_pair_lines(result: CheckResult) -> list[str]:
+    """One line per adjacent pair for the overlay, named as the reasons and the JSON name it
+    (`x L|M`), with its limit: a judge reading the picture must see which layer is meant and
+    whether it is past the limit, not an axis index."""
+    pairs = result_to_json(result)["pairs"]
+    lines = []
+    for pair in pairs:
+        name = f"{pair['axis']} {'|'.join(pair['parts'])}"
+        if pair["angle_deg"] is None:
+            lines.append(f"{name}: not measured (limit {pair['limit_deg']:g})")
+            continue
+        where = "BEYOND" if pair["beyond_limit"] else "within"
+        lines.append(
+            f"{name}: {pair['angle_deg']:+.1f} +- {pair['uncertainty_deg']:.1f} deg "
+            f"({where} {pair['limit_deg']:g})"
+        )
+    return lines
+
+
 def write_overlays(result: CheckResult, images: list[NDArray[np.uint8]], folder: Path) -> None:
     """One annotated PNG per view in `folder`."""
     import cv2
@@ -317,12 +336,7 @@ def write_overlays(result: CheckResult, images: list[NDArray[np.uint8]], folder:
 
     folder.mkdir(parents=True, exist_ok=True)
     model = puzzle_model(result.puzzle)
-    pair_lines = []
-    if result.fusion is not None:
-        pair_lines = [
-            f"{p.axis}{list(p.parts)} {p.angle_deg:+.1f} +- {p.uncertainty_deg:.1f} deg"
-            for p in result.fusion.pairs
-        ]
+    pair_lines = overlay_pair_lines(result)
     for index, (view, image) in enumerate(zip(result.views, images, strict=True)):
         labels = [label for label, _ in _view_labels(result, index)]
         drawn = draw_view(image, view, model, labels, pair_lines, result.verdict, result.reasons)

@@ -207,3 +207,21 @@ def test_an_overlay_says_what_the_verdict_made_of_its_view() -> None:
     ]
     lost = SimpleNamespace(name="cam2.jpg", problems=("no puzzle found (no group of patches)",))
     assert view_remarks(lost, ()) == ["no puzzle found (no group of patches)"]  # type: ignore[arg-type]
+
+
+def test_overlay_names_each_pair_with_its_layers_and_limit(cube_image) -> None:
+    """The overlay's angle list names layers as the reasons do (`y E|U`), not axis indices, and
+    says where each angle stands against its limit (the fixture turns one layer 15 degrees; which
+    axis it is called depends on how the view is oriented)."""
+    from judgecam.vision.camera import Intrinsics
+    from judgecam.vision.check_cli import overlay_pair_lines
+    from judgecam.vision.pipeline import check
+
+    image = cv2.imread(str(cube_image))
+    result = check([("cube", image)], "333", [Intrinsics.assumed_for(1280, 720)])
+    lines = overlay_pair_lines(result)
+    assert len(lines) == 6
+    turned = [line for line in lines if "15." in line or "14." in line]
+    assert len(turned) == 1, lines
+    assert turned[0].endswith("deg (within 45)")
+    assert all(line[0] in "xyz" and "|" in line.split(":")[0] for line in lines)
