@@ -95,6 +95,9 @@ class GeometryFit:
     inlier_fraction: float  # matched detections / detections on the puzzle or of its size
     confidence: float
     problems: tuple[str, ...]
+    #: The same, counting as matched the detections set aside on parts whose angle was not
+    #: measured (`_drop_unmeasured_placements`): the pose explains them, the angle does not.
+    pose_inlier_fraction: float = 0.0
 
     def visible_facelets(self) -> NDArray[np.int64]:
         """Model facelet indices seen in this view."""
@@ -1084,6 +1087,7 @@ def fit_geometry(
     assignment = _drop_doubtful_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment
     )
+    pose_inlier_fraction = _inlier_fraction(problem, rotation, tvec, turned, assignment)
     assignment = _drop_unmeasured_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment
     )
@@ -1107,6 +1111,7 @@ def fit_geometry(
         active_axis=active_axis,
         reprojection_px=rms,
         inlier_fraction=inlier_fraction,
+        pose_inlier_fraction=pose_inlier_fraction,
         confidence=confidence,
         problems=problems,
     )

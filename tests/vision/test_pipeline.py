@@ -421,3 +421,32 @@ def test_glare_that_decides_under_an_alignment_as_good_sends_the_verdict_to_a_ju
     doubted = check(images, truth["puzzle"], intrinsics)
     assert doubted.verdict == "review"
     assert any(r.startswith("under another alignment") for r in doubted.reasons), doubted.reasons
+
+
+@pytest.mark.parametrize(
+    ("capture", "image", "kept"),
+    [("c0018", "c0018_cam0.jpg", True), ("c0135", "c0135_top.jpg", False)],
+)
+def test_stickers_set_aside_on_unmeasured_parts_still_count_for_the_pose(
+    corpus_dir: Path, capture: str, image: str, kept: bool
+) -> None:
+    """c0018 cam0 places 6 stickers (half the patches around it: a turned layer leaves the
+    parts across it unmeasured and their stickers set aside), but its pose explains 92 % of
+    them: the view is used, every sticker placed right. c0135's top view is a wrong pose of a
+    Pyraminx (one of five stickers placed right) that explains 64 % that way: still left out."""
+    from judgecam.vision import pipeline
+    from judgecam.vision.evaluate import evaluate_view
+
+    views, truth = _analysed_views(corpus_dir, capture)
+    index = [view["image"] for view in truth["views"]].index(image)
+    view = views[index]
+    assert view.fit is not None and view.segmentation is not None
+    assert view.fit.inlier_fraction < pipeline.MIN_FIT_INLIERS
+    loose = pipeline._loose_fit(view.fit, view.segmentation)
+    score = evaluate_view(view, truth["views"][index], truth, puzzle_model(truth["puzzle"]))
+    if kept:
+        assert loose is None
+        assert score.placed >= 6 and score.placed_right == score.placed
+    else:
+        assert loose is not None and "sticker-like patches" in loose
+        assert score.placed_right < score.placed
