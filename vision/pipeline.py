@@ -34,6 +34,7 @@ from judgecam.vision.locate import (
 from judgecam.vision.look_alike import misnamed_decides
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
+from judgecam.vision.outvoted import outvoted_view
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
 from judgecam.vision.second_look import borrowed_angles
@@ -876,6 +877,14 @@ def _judge(
         )
     start = time.perf_counter()
     fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
+    outvoted = outvoted_view(model, usable, fusion)
+    if outvoted is not None:
+        # The other views agree on what this one measures differently: it read wrong.
+        odd, why = outvoted
+        reasons.append(f"{views[odd].name}: {why}; view left out")
+        usable[odd] = None
+        lost_view = True
+        fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
     timings["fuse_and_judge"] = _ms(start)
     if look_again:
         start = time.perf_counter()

@@ -1,0 +1,89 @@
+"""One camera of three or more that measures a pair unlike all the others agreeing: left out.
+
+Two views measuring one pair differently read at least one of them wrong, and `pipeline._judge`
+sends such captures to a judge. With three or more cameras the others can say which: a fit that
+takes a layer turned about 45 degrees for the neighbouring aligned position (the cube's other
+alias) puts that layer's stickers on the wrong cells too, so such a view is wrong as a whole.
+On the sets measured (four rig3 captures, five disagreements, seeds 8888 and 4242 at 0.75x and
+1.5x) the two views that agreed were right every time and the odd one wrong, by 24 to 45
+degrees. The odd view is left out only when every disagreement names it, and the others agree
+among themselves on every pair it disagrees on; otherwise the capture stays a review.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.fuse import MAX_VIEW_DISAGREEMENT_DEG, Fusion, ViewEvidence, _map_pair
+from judgecam.vision.geometry import _wrap
+from judgecam.vision.model import PuzzleModel
+
+#: Fewest other views that must agree with one another against the odd one.
+MIN_AGREEING_VIEWS = 2
+
+
+def _view_angles(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    rotations: Sequence[NDArray[np.float64] | None],
+) -> dict[tuple[str, tuple[int, int]], dict[int, float]]:
+    """Per fused pair: each aligned view's own angle for it."""
+    angles: dict[tuple[str, tuple[int, int]], dict[int, float]] = {}
+    for index, (view, rotation) in enumerate(zip(views, rotations, strict=False)):
+        if view is None or rotation is None:
+            continue
+        for pair in view.fit.pairs:
+            axis = next(a for a in model.axes if a.name == pair.axis)
+            parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+            key = _map_pair(model, rotation, pair.axis, parts)
+            angles.setdefault(key, {})[index] = pair.angle_deg
+    return angles
+
+
+def _odd_one(values: dict[int, float], step: float) -> int | None:
+    """The view whose angle differs from every other's by more than the views may disagree,
+    while the others (at least MIN_AGREEING_VIEWS) agree among themselves; or None."""
+    for odd, angle in values.items():
+        others = [value for index, value in values.items() if index != odd]
+        if len(others) < MIN_AGREEING_VIEWS:
+            continue
+        agree = all(
+            abs(_wrap(first - second, step)) <= MAX_VIEW_DISAGREEMENT_DEG
+            for first in others
+            for second in others
+        )
+        apart = all(abs(_wrap(angle - other, step)) > MAX_VIEW_DISAGREEMENT_DEG for other in others)
+        if agree and apart:
+            return odd
+    return None
+
+
+def outvoted_view(
+    model: PuzzleModel, views: Sequence[ViewEvidence | None], fusion: Fusion
+) -> tuple[int, str] | None:
+    """The view to leave out, with why, when the other views outvote it on every pair the views
+    disagree on; None when no pair is disagreed on or the disagreement has no single odd view."""
+    disputed = [pair for pair in fusion.pairs if not pair.consistent]
+    if not disputed or not fusion.rotations:
+        return None
+    angles = _view_angles(model, views, fusion.rotations)
+    odd_views = set()
+    details = []
+    for pair in disputed:
+        axis = next(a for a in model.axes if a.name == pair.axis)
+        values = angles.get((pair.axis, pair.parts), {})
+        odd = _odd_one(values, axis.step_deg)
+        if odd is None:
+            return None
+        odd_views.add(odd)
+        others = ", ".join(f"{v:+.1f}" for i, v in sorted(values.items()) if i != odd)
+        details.append(
+            f"{pair.axis}{list(pair.parts)} {values[odd]:+.1f} degrees against the other "
+            f"views' {others}"
+        )
+    if len(odd_views) != 1:
+        return None
+    return odd_views.pop(), "outvoted on " + "; ".join(details)
