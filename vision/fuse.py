@@ -191,45 +191,90 @@ def _alignment_scores(
     minus pairs measured differently. When both views show which face is on top, only
     alignments that keep it on top are kept.
     """
-    reference_view, reference_labs = reference
-    other_view, other_labs = other
-    seen_ref = np.all(np.isfinite(reference_labs), axis=1)
-    top_ref, margin_ref = top_face(model, reference_view.fit)
-    top_other, margin_other = top_face(model, other_view.fit)
+    top_ref, margin_ref = top_face(model, reference[0].fit)
+    top_other, margin_other = top_face(model, other[0].fit)
     use_top = (
         _rests_on_a_face(model) and margin_ref > TOP_FACE_MARGIN and margin_other > TOP_FACE_MARGIN
     )
-    reference_pairs = {}
-    for pair in reference_view.fit.pairs:
-        axis = next(a for a in model.axes if a.name == pair.axis)
-        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
-        reference_pairs[(pair.axis, parts)] = pair
     scored = []
     for index, rotation in enumerate(model.symmetries):
         if use_top:
             moved = rotation @ model.face_normals[top_other]
             if float(moved @ model.face_normals[top_ref]) < 0.99:
                 continue
-        permutation = model.facelet_permutation(rotation)
-        mapped = np.full_like(other_labs, np.nan)
-        mapped[permutation] = other_labs
-        both = seen_ref & np.all(np.isfinite(mapped), axis=1)
-        score = 0.0
-        if np.any(both):
-            delta = ciede2000(reference_labs[both], mapped[both])
-            score += float(np.sum(np.clip(1.0 - delta / AGREE_DELTA_E, -1.0, 1.0)))
-        for pair in other_view.fit.pairs:
-            axis = next(a for a in model.axes if a.name == pair.axis)
-            parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
-            match = reference_pairs.get(_map_pair(model, rotation, pair.axis, parts))
-            if match is None:
-                continue
-            tolerance = stated_uncertainty(pair.sigma_deg) + stated_uncertainty(match.sigma_deg)
-            gap = abs(_wrap(pair.angle_deg - match.angle_deg, axis.step_deg))
-            score += PAIR_WEIGHT * float(np.clip(1.0 - gap / tolerance, -1.0, 1.0))
-        scored.append((score, index))
+        scored.append((_alignment_score(model, reference, other, rotation), index))
     scored.sort(key=lambda item: -item[0])
     return scored
+
+
+def _alignment_score(
+    model: PuzzleModel,
+    reference: tuple[ViewEvidence, NDArray[np.float64]],
+    other: tuple[ViewEvidence, NDArray[np.float64]],
+    rotation: NDArray[np.float64],
+) -> float:
+    """How well `other`, turned by `rotation` into `reference`'s frame, agrees with it: facelets
+    seen alike minus seen differently, plus pairs measured alike minus measured differently."""
+    reference_view, reference_labs = reference
+    other_view, other_labs = other
+    seen_ref = np.all(np.isfinite(reference_labs), axis=1)
+    reference_pairs = {}
+    for pair in reference_view.fit.pairs:
+        axis = next(a for a in model.axes if a.name == pair.axis)
+        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+        reference_pairs[(pair.axis, parts)] = pair
+    permutation = model.facelet_permutation(rotation)
+    mapped = np.full_like(other_labs, np.nan)
+    mapped[permutation] = other_labs
+    both = seen_ref & np.all(np.isfinite(mapped), axis=1)
+    score = 0.0
+    if np.any(both):
+        delta = ciede2000(reference_labs[both], mapped[both])
+        score += float(np.sum(np.clip(1.0 - delta / AGREE_DELTA_E, -1.0, 1.0)))
+    for pair in other_view.fit.pairs:
+        axis = next(a for a in model.axes if a.name == pair.axis)
+        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+        match = reference_pairs.get(_map_pair(model, rotation, pair.axis, parts))
+        if match is None:
+            continue
+        tolerance = stated_uncertainty(pair.sigma_deg) + stated_uncertainty(match.sigma_deg)
+        gap = abs(_wrap(pair.angle_deg - match.angle_deg, axis.step_deg))
+        score += PAIR_WEIGHT * float(np.clip(1.0 - gap / tolerance, -1.0, 1.0))
+    return score
+
+
+def _cross_score(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    labs: Sequence[NDArray[np.float64]],
+    rotations: Sequence[NDArray[np.float64] | None],
+    free: Sequence[int],
+) -> float:
+    """How well the views aligned by their overlap with the reference (`free`) agree with one
+    another under `rotations`: each pair of them must see their own overlap alike too.
+
+    With three cameras around a puzzle, two of them can share a face the reference view does
+    not show; only their overlap tells how they sit (seed 8888 rig3 without rig poses: 26 of
+    60 captures had alignments the reference alone could not tell apart)."""
+    total = 0.0
+    for position, first in enumerate(free):
+        for second in free[position + 1 :]:
+            first_view, second_view = views[first], views[second]
+            first_rotation, second_rotation = rotations[first], rotations[second]
+            if (
+                first_view is None
+                or second_view is None
+                or first_rotation is None
+                or second_rotation is None
+            ):
+                continue
+            total += _alignment_score(
+                model,
+                (first_view, labs[first]),
+                (second_view, labs[second]),
+                first_rotation.T @ second_rotation,
+            )
+    return total
 
 
 def _wrap(angle: float, step: float) -> float:
@@ -573,6 +618,7 @@ def fuse_views(
     identity = np.eye(3)
     options: list[list[tuple[float, NDArray[np.float64]]]] = []
     discordant: list[int] = []
+    known_views: set[int] = set()
     for index in range(len(views)):
         if index == reference:
             options.append([(0.0, identity)])
@@ -582,6 +628,7 @@ def fuse_views(
             known := _known_alignment(model, views, reference, index, world_from_camera)
         ) is not None:
             options.append([(0.0, known)])
+            known_views.add(index)
         else:
             reference_view, other_view = views[reference], views[index]
             assert reference_view is not None and other_view is not None
@@ -614,6 +661,19 @@ def fuse_views(
                 for extra, rotation in choices
             ]
     candidates = candidates[: MAX_ALIGNMENTS**2]
+    free = [
+        index
+        for index, choices in enumerate(options)
+        if index != reference and len(choices) > 0 and index not in known_views
+    ]
+    if len(free) > 1:
+        candidates = [
+            (
+                score + _cross_score(model, views, [p[0] for p in per_view], rotations, free),
+                rotations,
+            )
+            for score, rotations in candidates
+        ]
     judged = []
     for score, rotations in candidates:
         result = _judge_alignment(model, views, per_view, rotations, scheme, classify)

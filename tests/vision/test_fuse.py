@@ -108,3 +108,39 @@ def test_only_puzzles_with_a_face_on_top_align_views_by_their_top_face() -> None
     assert _rests_on_a_face(puzzle_model("333"))
     assert _rests_on_a_face(puzzle_model("222"))
     assert not _rests_on_a_face(puzzle_model("pyram"))
+
+
+def test_two_views_off_the_reference_must_also_agree_with_each_other() -> None:
+    """Three cameras: the reference sees U and F, the other two see U and R, and R and B. The
+    reference cannot tell how the third sits (it shares only U, uniform); the second can (they
+    share R). The cross score is highest for the alignment under which they see R alike."""
+    from judgecam.vision.fuse import ViewEvidence, _cross_score
+
+    model = puzzle_model("333")
+    face_lab = {
+        "U": (95.0, 0.0, 0.0),
+        "D": (85.0, -5.0, 80.0),
+        "F": (55.0, -60.0, 45.0),
+        "B": (35.0, 20.0, -60.0),
+        "R": (45.0, 65.0, 45.0),
+        "L": (65.0, 40.0, 70.0),
+    }
+    truth = np.array([face_lab[model.face_names[f]] for f in model.facelet_face])
+
+    def seeing(*faces: str) -> np.ndarray:
+        labs = np.full_like(truth, np.nan)
+        for face in faces:
+            shown = model.facelet_face == model.face_names.index(face)
+            labs[shown] = truth[shown]
+        return labs
+
+    labs = [seeing("U", "F"), seeing("U", "R"), seeing("R", "B")]
+    views = [ViewEvidence((), _fit(())) for _ in labs]
+    identity = np.eye(3)
+    right = _cross_score(model, views, labs, [identity, identity, identity], [1, 2])
+    for quarter in (90.0, 180.0, 270.0):
+        turned = rotation_about(np.array([0.0, 1.0, 0.0]), quarter)
+        wrong = _cross_score(model, views, labs, [identity, identity, turned], [1, 2])
+        assert wrong < right - 5.0
+    # The reference's own alignment is not scored again.
+    assert _cross_score(model, views, labs, [identity, identity, identity], [1]) == 0.0
