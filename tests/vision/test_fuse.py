@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import cv2
 import numpy as np
 import pytest
 
@@ -144,3 +145,32 @@ def test_two_views_off_the_reference_must_also_agree_with_each_other() -> None:
         assert wrong < right - 5.0
     # The reference's own alignment is not scored again.
     assert _cross_score(model, views, labs, [identity, identity, identity], [1]) == 0.0
+
+
+def test_a_pyraminx_view_knows_the_face_it_lies_on() -> None:
+    """The face below points down and away from an upright camera at any elevation; the three
+    upper faces point a third upwards: exactly one face is turned away without pointing up."""
+    from judgecam.vision.camera import rotation_matrix
+    from judgecam.vision.fuse import bottom_face
+
+    model = puzzle_model("pyram")
+    below = 2
+    down = model.face_normals[below]
+    for elevation in (10.0, 35.0, 60.0, 89.0):
+        for yaw in (0.0, 50.0, 130.0, 250.0):
+            # Camera axes (x right, y down, z forward) looking down at `elevation`, turned
+            # about the vertical by `yaw`; the puzzle's face `below` on the mat.
+            up = -down
+            side = np.cross(up, model.face_normals[(below + 1) % 4])
+            side /= np.linalg.norm(side)
+            forward_flat = rotation_about(up, yaw) @ side
+            right = np.cross(forward_flat, up)
+            e = np.radians(elevation)
+            forward = np.cos(e) * forward_flat - np.sin(e) * up
+            image_down = np.cross(forward, right)
+            camera_from_model = np.stack([right, image_down, forward])
+            rvec, _ = cv2.Rodrigues(camera_from_model)
+            fit = _fit(())
+            fit = GeometryFit(**{**fit.__dict__, "rvec": rvec.reshape(3)})
+            assert np.allclose(rotation_matrix(fit.rvec), camera_from_model, atol=1e-6)
+            assert bottom_face(model, fit) == below, (elevation, yaw)
