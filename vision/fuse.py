@@ -720,6 +720,11 @@ def fuse_views(
     # Alignments the views' overlap cannot tell apart must agree on the verdict (the colour
     # cost only ranks them: stage 4 can be wrong too).
     close = [item for item in legal if item[1] <= legal[0][1] + ALIGNMENT_MARGIN] if legal else []
+    if close and close[0] is judged[0] and not fits_another_arrangement(close[0][3][2]):
+        # The puzzle's colours sit on it in the scheme's arrangement: an alignment that puts
+        # them in a mirrored or other one is not how the views sit (two 2x2x2 views sharing
+        # no facelet, corpus c0124 and c0202: the alignments giving DNF mirrored the scheme).
+        close = [item for item in close if not fits_another_arrangement(item[3][2])]
     if len(close) > 1:
         close_verdicts = sorted({item[3][1].verdict for item in close})
         if len(close_verdicts) > 1:
@@ -740,6 +745,15 @@ def fuse_views(
         reasons=tuple(all_reasons),
         ambiguous=ambiguous,
         alternatives=tuple(_fusion(model, per_view, item[3], item[4]) for item in close[1:]),
+    )
+
+
+def fits_another_arrangement(colors: ColorClassification | None) -> bool:
+    """Whether stage 4 found the colours fit the scheme better in an arrangement it forbids."""
+    from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
+
+    return colors is not None and any(
+        reason.startswith(ARRANGEMENT_DOUBT) for reason in colors.reasons
     )
 
 

@@ -21,7 +21,13 @@ from numpy.typing import NDArray
 from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.color_model import LOW_CONFIDENCE_REASON
-from judgecam.vision.fuse import Classifier, Fusion, ViewEvidence, fuse_views
+from judgecam.vision.fuse import (
+    Classifier,
+    Fusion,
+    ViewEvidence,
+    fits_another_arrangement,
+    fuse_views,
+)
 from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.glare import glare_decides, mixed_colors
 from judgecam.vision.locate import (
@@ -387,11 +393,7 @@ def _colors_otherwise_sound(fusion: Fusion) -> bool:
 
 def _arrangement_doubt(fusion: Fusion) -> bool:
     """Whether stage 4 found the colours fit the scheme better in an arrangement it forbids."""
-    from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
-
-    return fusion.colors is not None and any(
-        reason.startswith(ARRANGEMENT_DOUBT) for reason in fusion.colors.reasons
-    )
+    return fits_another_arrangement(fusion.colors)
 
 
 def _judged_without(fusion: Fusion, facelets: Iterable[int]) -> Verdict:

@@ -356,7 +356,7 @@ def test_pyraminx_views_are_aligned_without_rig_poses_whatever_face_looks_on_top
     """c0199, a Pyraminx one move from solved, judged without rig poses: its two views show
     different faces pointing up most, and keeping only alignments that map one view's top face
     onto the other's left out the true one: +2 was read DNF. Pyraminx views are aligned on
-    their colours and pairs alone."""
+    their colours, their pairs and the face they lie on (`fuse.bottom_face`)."""
     import json
 
     from judgecam.vision.evaluate import intrinsics_from_truth
@@ -450,3 +450,25 @@ def test_stickers_set_aside_on_unmeasured_parts_still_count_for_the_pose(
     else:
         assert loose is not None and "sticker-like patches" in loose
         assert score.placed_right < score.placed
+
+
+@pytest.mark.parametrize("capture", ["c0043", "c0124", "c0202"])
+def test_views_sharing_little_are_aligned_by_the_face_below_and_the_scheme(
+    corpus_dir: Path, capture: str
+) -> None:
+    """Without rig poses, two views that share few facelets could be put together in ways
+    giving +2 or DNF. c0043 (Pyraminx): only the alignment keeping the face each view lies on
+    below fits; c0124 and c0202 (2x2x2, no facelet shared): the alignments giving DNF put the
+    colours in a mirrored arrangement of the scheme, which no such puzzle has. All three +2."""
+    import json
+
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((corpus_dir / f"{capture}.json").read_text(encoding="utf-8"))
+    result = check(
+        [(view["image"], cv2.imread(str(corpus_dir / view["image"]))) for view in truth["views"]],
+        truth["puzzle"],
+        [intrinsics_from_truth(view) for view in truth["views"]],
+    )
+    assert truth["verdict"] == "+2"
+    assert result.verdict == "+2", result.reasons
