@@ -145,6 +145,10 @@ def test_two_views_off_the_reference_must_also_agree_with_each_other() -> None:
         assert wrong < right - 5.0
     # The reference's own alignment is not scored again.
     assert _cross_score(model, views, labs, [identity, identity, identity], [1]) == 0.0
+    # One view's share: the pairs that include it.
+    rotations = [identity, identity, identity]
+    assert _cross_score(model, views, labs, rotations, [1, 2], only=2) == right
+    assert _cross_score(model, views, labs, rotations, [1, 2], only=0) == 0.0
 
 
 def test_a_pyraminx_view_knows_the_face_it_lies_on() -> None:
