@@ -198,8 +198,7 @@ def _placements(
 
 
 def _pair_key(model: PuzzleModel, pair: PairAngle) -> tuple[str, tuple[int, int]]:
-    axis = next(a for a in model.axes if a.name == pair.axis)
-    return pair.axis, (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+    return pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1]
 
 
 def _pair_gaps(

@@ -90,8 +90,7 @@ def evaluate_view(
     rotation, _, score.placed_right, score.placed = own
     truth_pairs = {(p["axis"], tuple(p["parts"])): p for p in truth["pairs"]}
     for pair in view.fit.pairs:
-        axis = next(a for a in model.axes if a.name == pair.axis)
-        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+        parts = model.axis_and_parts(pair.axis, pair.parts)[1]
         expected = truth_pairs.get(_map_pair(model, rotation, pair.axis, parts))
         if expected is None:
             continue

@@ -250,8 +250,7 @@ def _alignment_score(
     seen_ref = np.all(np.isfinite(reference_labs), axis=1)
     reference_pairs = {}
     for pair in reference_view.fit.pairs:
-        axis = next(a for a in model.axes if a.name == pair.axis)
-        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+        parts = model.axis_and_parts(pair.axis, pair.parts)[1]
         reference_pairs[(pair.axis, parts)] = pair
     permutation = model.facelet_permutation(rotation)
     mapped = np.full_like(other_labs, np.nan)
@@ -262,8 +261,7 @@ def _alignment_score(
         delta = ciede2000(reference_labs[both], mapped[both])
         score += float(np.sum(np.clip(1.0 - delta / AGREE_DELTA_E, -1.0, 1.0)))
     for pair in other_view.fit.pairs:
-        axis = next(a for a in model.axes if a.name == pair.axis)
-        parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+        axis, parts = model.axis_and_parts(pair.axis, pair.parts)
         match = reference_pairs.get(_map_pair(model, rotation, pair.axis, parts))
         if match is None:
             continue
@@ -338,8 +336,7 @@ def fuse_pairs(
     measured: dict[tuple[str, tuple[int, int]], list[tuple[float, float]]] = {}
     for fit, rotation in views:
         for pair in fit.pairs:
-            axis = next(a for a in model.axes if a.name == pair.axis)
-            parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+            parts = model.axis_and_parts(pair.axis, pair.parts)[1]
             key = _map_pair(model, rotation, pair.axis, parts)
             measured.setdefault(key, []).append(
                 (pair.angle_deg, stated_uncertainty(pair.sigma_deg))

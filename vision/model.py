@@ -72,6 +72,14 @@ class PuzzleModel:
         edges = np.roll(self.facelet_corners, -1, axis=1) - self.facelet_corners
         return float(np.median(np.linalg.norm(edges, axis=-1)))
 
+    def axis_and_parts(
+        self, axis_name: str, part_names: tuple[str, str]
+    ) -> tuple[AxisModel, tuple[int, int]]:
+        """The axis a pair of parts turns about, and the parts' indices along it (a fit names
+        pairs by part names, fusion by indices)."""
+        axis = next(a for a in self.axes if a.name == axis_name)
+        return axis, (axis.part_names.index(part_names[0]), axis.part_names.index(part_names[1]))
+
     def facelet_permutation(self, rotation: FloatArray) -> IntArray:
         """Index map p such that facelet i moves to facelet p[i] under `rotation`."""
         key = tuple(np.round(np.asarray(rotation, dtype=np.float64), 6).reshape(-1).tolist())

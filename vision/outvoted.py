@@ -36,8 +36,7 @@ def _view_angles(
         if view is None or rotation is None:
             continue
         for pair in view.fit.pairs:
-            axis = next(a for a in model.axes if a.name == pair.axis)
-            parts = (axis.part_names.index(pair.parts[0]), axis.part_names.index(pair.parts[1]))
+            parts = model.axis_and_parts(pair.axis, pair.parts)[1]
             key = _map_pair(model, rotation, pair.axis, parts)
             angles.setdefault(key, {})[index] = pair.angle_deg
     return angles

@@ -350,18 +350,22 @@ def test_a_facelet_that_alone_penalises_a_solved_puzzle_still_goes_to_a_judge(
     assert any(reason.startswith("one facelet decides the verdict") for reason in result.reasons)
 
 
-def test_pyraminx_views_are_aligned_without_rig_poses_whatever_face_looks_on_top(
-    corpus_dir: Path,
+@pytest.mark.parametrize("capture", ["c0199", "c0043", "c0124", "c0202"])
+def test_views_sharing_little_are_put_together_without_rig_poses(
+    corpus_dir: Path, capture: str
 ) -> None:
-    """c0199, a Pyraminx one move from solved, judged without rig poses: its two views show
-    different faces pointing up most, and keeping only alignments that map one view's top face
-    onto the other's left out the true one: +2 was read DNF. Pyraminx views are aligned on
-    their colours, their pairs and the face they lie on (`fuse.bottom_face`)."""
+    """Captures one move from solved, judged without rig poses, whose two views share little.
+    c0199 (Pyraminx): its views show different faces pointing up most, and keeping only
+    alignments that map one view's top face onto the other's left out the true one (+2 was read
+    DNF); Pyraminx views are aligned on their colours, their pairs and the face they lie on
+    (`fuse.bottom_face`), which alone tells c0043's alignments apart. c0124 and c0202 (2x2x2, no
+    facelet shared): the alignments giving DNF put the colours in a mirrored arrangement of the
+    scheme, which no such puzzle has. All four +2."""
     import json
 
     from judgecam.vision.evaluate import intrinsics_from_truth
 
-    truth = json.loads((corpus_dir / "c0199.json").read_text(encoding="utf-8"))
+    truth = json.loads((corpus_dir / f"{capture}.json").read_text(encoding="utf-8"))
     result = check(
         [(view["image"], cv2.imread(str(corpus_dir / view["image"]))) for view in truth["views"]],
         truth["puzzle"],
@@ -398,17 +402,18 @@ def test_glare_that_decides_under_an_alignment_as_good_sends_the_verdict_to_a_ju
     """Without rig poses the views are aligned by their overlap; where several alignments fit
     about as well, glare deciding the verdict under any of them leaves the verdict open (seed
     3131 c0049, a +2 read DNF: glare decided under the true alignment, not the chosen one).
-    c0007 (a Pyraminx +2, read right) has three such alignments; glare is made to decide there."""
+    c0024 (a solved 2x2x2, read right) has two such alignments; glare is made to decide under
+    the other one. (c0007, a Pyraminx, had three until the face it lies on told them apart.)"""
     import json
 
     from judgecam.vision import pipeline
     from judgecam.vision.evaluate import intrinsics_from_truth
 
-    truth = json.loads((corpus_dir / "c0007.json").read_text(encoding="utf-8"))
+    truth = json.loads((corpus_dir / "c0024.json").read_text(encoding="utf-8"))
     images = [(v["image"], cv2.imread(str(corpus_dir / v["image"]))) for v in truth["views"]]
     intrinsics = [intrinsics_from_truth(v) for v in truth["views"]]
     plain = check(images, truth["puzzle"], intrinsics)
-    assert truth["verdict"] == "+2" and plain.verdict == "+2"
+    assert truth["verdict"] == "solved" and plain.verdict == "solved"
     assert plain.fusion is not None and plain.fusion.alternatives
     chosen = plain.fusion.observation.facelets
     monkeypatch.setattr(
@@ -450,25 +455,3 @@ def test_stickers_set_aside_on_unmeasured_parts_still_count_for_the_pose(
     else:
         assert loose is not None and "sticker-like patches" in loose
         assert score.placed_right < score.placed
-
-
-@pytest.mark.parametrize("capture", ["c0043", "c0124", "c0202"])
-def test_views_sharing_little_are_aligned_by_the_face_below_and_the_scheme(
-    corpus_dir: Path, capture: str
-) -> None:
-    """Without rig poses, two views that share few facelets could be put together in ways
-    giving +2 or DNF. c0043 (Pyraminx): only the alignment keeping the face each view lies on
-    below fits; c0124 and c0202 (2x2x2, no facelet shared): the alignments giving DNF put the
-    colours in a mirrored arrangement of the scheme, which no such puzzle has. All three +2."""
-    import json
-
-    from judgecam.vision.evaluate import intrinsics_from_truth
-
-    truth = json.loads((corpus_dir / f"{capture}.json").read_text(encoding="utf-8"))
-    result = check(
-        [(view["image"], cv2.imread(str(corpus_dir / view["image"]))) for view in truth["views"]],
-        truth["puzzle"],
-        [intrinsics_from_truth(view) for view in truth["views"]],
-    )
-    assert truth["verdict"] == "+2"
-    assert result.verdict == "+2", result.reasons
