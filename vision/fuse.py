@@ -560,7 +560,8 @@ def _judge_alignment(
     if conflicts:
         reasons = (
             *reasons,
-            f"the views see different colours on {len(conflicts)} facelet(s): left as unseen",
+            f"{CONTRADICTED} {len(conflicts)} facelet(s) (left as unseen): a view misread them, "
+            "or the views are put together wrong",
         )
     observation = Observation(
         model.name,
@@ -570,6 +571,10 @@ def _judge_alignment(
     verdict = judge(get_puzzle(model.name), observation)
     return observation, verdict, colors, pairs, reasons, permutations
 
+
+#: How the reason starts when views see one facelet in colours too far apart to be one
+#: (`_fused_samples`' conflicts); `pipeline._judge` sends such captures to a judge.
+CONTRADICTED = "the views see different colours on"
 
 #: A calibrated alignment is used only if it is this close (degrees) to a puzzle symmetry.
 KNOWN_ALIGNMENT_TOLERANCE_DEG = 20.0

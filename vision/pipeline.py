@@ -22,6 +22,7 @@ from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.color_model import LOW_CONFIDENCE_REASON
 from judgecam.vision.fuse import (
+    CONTRADICTED,
     Classifier,
     Fusion,
     ViewEvidence,
@@ -905,6 +906,11 @@ def _judge(
         final = "review"
     if any(not pair.consistent for pair in fusion.pairs):
         # Views that measure one pair differently read at least one of them wrong.
+        final = "review"
+    if any(reason.startswith(CONTRADICTED) for reason in fusion.reasons):
+        # Views that see one place in different colours misread it, or are put together
+        # wrong, and then more than those facelets are misplaced (seed 2468 rig3 c0031 as
+        # check: six facelets contradicted, nine more misplaced, a +2 read DNF).
         final = "review"
     # Glare (a facelet washed out in one view, coloured in another) deciding a penalty, or one
     # colour name on a grey and a saturated sample: a judge looks instead (vision/glare.py).

@@ -455,3 +455,31 @@ def test_stickers_set_aside_on_unmeasured_parts_still_count_for_the_pose(
     else:
         assert loose is not None and "sticker-like patches" in loose
         assert score.placed_right < score.placed
+
+
+def test_views_that_see_one_place_in_different_colours_go_to_a_judge(repo_root: Path) -> None:
+    """A 2x2x2 one move from solved (R2, a layer at 41 degrees), three cameras, rendered with
+    seed 2468 (`tests/vision/data/seed2468-rig3-c0031`). Without rig poses one view is put on
+    the others turned by a symmetry: six facelets contradicted, nine more misplaced, and the
+    reading was DNF. Views that see one place in different colours go to a judge; with the
+    rig's poses the same images read +2, as the truth."""
+    import json
+
+    from judgecam.vision.evaluate import intrinsics_from_truth
+    from judgecam.vision.fuse import CONTRADICTED
+
+    folder = repo_root / "tests" / "vision" / "data" / "seed2468-rig3-c0031"
+    truth = json.loads((folder / "c0031.json").read_text(encoding="utf-8"))
+    images = [(view["image"], cv2.imread(str(folder / view["image"]))) for view in truth["views"]]
+    intrinsics = [intrinsics_from_truth(view) for view in truth["views"]]
+    assert truth["verdict"] == "+2"
+    plain = check(images, truth["puzzle"], intrinsics)
+    assert plain.verdict == "review"
+    assert any(reason.startswith(CONTRADICTED) for reason in plain.reasons), plain.reasons
+    posed = check(
+        images,
+        truth["puzzle"],
+        intrinsics,
+        world_from_camera=[np.asarray(view["world_from_camera"]) for view in truth["views"]],
+    )
+    assert posed.verdict == "+2", posed.reasons
