@@ -560,8 +560,7 @@ def _judge_alignment(
     if conflicts:
         reasons = (
             *reasons,
-            f"{CONTRADICTED} {len(conflicts)} facelet(s) (left as unseen): a view misread them, "
-            "or the views are put together wrong",
+            f"{CONTRADICTED} {len(conflicts)} facelet(s) (left as unseen): a view misread them",
         )
     observation = Observation(
         model.name,
@@ -573,8 +572,17 @@ def _judge_alignment(
 
 
 #: How the reason starts when views see one facelet in colours too far apart to be one
-#: (`_fused_samples`' conflicts); `pipeline._judge` sends such captures to a judge.
+#: (`_fused_samples`' conflicts).
 CONTRADICTED = "the views see different colours on"
+
+
+def contradicted_facelets(fusion: Fusion) -> int:
+    """How many facelets the views saw in different colours (left unseen), from the reason."""
+    for reason in fusion.reasons:
+        if reason.startswith(CONTRADICTED):
+            return int(reason[len(CONTRADICTED) :].split()[0])
+    return 0
+
 
 #: A calibrated alignment is used only if it is this close (degrees) to a puzzle symmetry.
 KNOWN_ALIGNMENT_TOLERANCE_DEG = 20.0
