@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 
 from judgecam.vision.camera import rotation_matrix
 from judgecam.vision.colorspace import bgr_to_lab, ciede2000
-from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.geometry import GeometryFit, PairAngle
 from judgecam.vision.model import PuzzleModel
 from judgecam.vision.projected import ProjectedFacelet
 from judgecam.vision.segment import Facelet
@@ -104,6 +104,8 @@ class Fusion:
     #: The other legal alignments the views' overlap fits about as well (no rig poses), fused:
     #: glare must not decide the verdict under them either (`pipeline._judge`).
     alternatives: tuple[Fusion, ...] = ()
+    #: Facelets the views saw in colours too far apart to be one (left unseen).
+    contradicted: int = 0
 
 
 def stated_uncertainty(sigma_deg: float) -> float:
@@ -223,6 +225,7 @@ def _alignment_scores(
         if not _rests_on_a_face(model)
         else (None, None)
     )
+    table = _pair_table(model, reference[0].fit)
     scored = []
     for index, rotation in enumerate(model.symmetries):
         if use_top:
@@ -233,9 +236,18 @@ def _alignment_scores(
             moved = rotation @ model.face_normals[bottoms[1]]
             if float(moved @ model.face_normals[bottoms[0]]) < 0.99:
                 continue
-        scored.append((_alignment_score(model, reference, other, rotation), index))
+        scored.append((_alignment_score(model, reference, other, rotation, table), index))
     scored.sort(key=lambda item: -item[0])
     return scored
+
+
+#: A fit's pairs by (axis, part indices).
+PairTable = dict[tuple[str, tuple[int, int]], PairAngle]
+
+
+def _pair_table(model: PuzzleModel, fit: GeometryFit) -> PairTable:
+    """A fit's pairs by (axis, part indices)."""
+    return {(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1]): pair for pair in fit.pairs}
 
 
 def _alignment_score(
@@ -243,16 +255,16 @@ def _alignment_score(
     reference: tuple[ViewEvidence, NDArray[np.float64]],
     other: tuple[ViewEvidence, NDArray[np.float64]],
     rotation: NDArray[np.float64],
+    reference_pairs: PairTable | None = None,
 ) -> float:
     """How well `other`, turned by `rotation` into `reference`'s frame, agrees with it: facelets
-    seen alike minus seen differently, plus pairs measured alike minus measured differently."""
+    seen alike minus seen differently, plus pairs measured alike minus measured differently
+    (`reference_pairs`: the reference's `_pair_table`, when scoring many rotations)."""
     reference_view, reference_labs = reference
     other_view, other_labs = other
     seen_ref = np.all(np.isfinite(reference_labs), axis=1)
-    reference_pairs = {}
-    for pair in reference_view.fit.pairs:
-        parts = model.axis_and_parts(pair.axis, pair.parts)[1]
-        reference_pairs[(pair.axis, parts)] = pair
+    if reference_pairs is None:
+        reference_pairs = _pair_table(model, reference_view.fit)
     permutation = model.facelet_permutation(rotation)
     mapped = np.full_like(other_labs, np.nan)
     mapped[permutation] = other_labs
@@ -516,6 +528,20 @@ def _consistent(
     return None
 
 
+@dataclass(frozen=True, eq=False)
+class _Judged:
+    """One alignment of the views, fused and judged (`_judge_alignment`)."""
+
+    observation: Observation
+    verdict: Verdict
+    colors: ColorClassification
+    pairs: tuple[FusedPair, ...]
+    reasons: tuple[str, ...]
+    permutations: tuple[NDArray[np.int64] | None, ...]
+    samples: list[object]  # per fused facelet, as `_fused_samples` gives them
+    contradicted: int  # facelets the views saw in colours too far apart (left unseen)
+
+
 def _judge_alignment(
     model: PuzzleModel,
     views: Sequence[ViewEvidence | None],
@@ -523,14 +549,7 @@ def _judge_alignment(
     rotations: Sequence[NDArray[np.float64] | None],
     scheme: ColorScheme | None,
     classify: Classifier | None = None,
-) -> tuple[
-    Observation,
-    Verdict,
-    ColorClassification,
-    tuple[FusedPair, ...],
-    tuple[str, ...],
-    tuple[NDArray[np.int64] | None, ...],
-]:
+) -> _Judged:
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
     from judgecam.puzzle.verdict import judge
@@ -560,7 +579,8 @@ def _judge_alignment(
     if conflicts:
         reasons = (
             *reasons,
-            f"{CONTRADICTED} {len(conflicts)} facelet(s) (left as unseen): a view misread them",
+            f"the views see different colours on {len(conflicts)} facelet(s) (left as unseen): "
+            "a view misread them",
         )
     observation = Observation(
         model.name,
@@ -568,20 +588,9 @@ def _judge_alignment(
         tuple(PairObservation(p.axis, p.parts, p.angle_deg, p.uncertainty_deg) for p in pairs),
     )
     verdict = judge(get_puzzle(model.name), observation)
-    return observation, verdict, colors, pairs, reasons, permutations
-
-
-#: How the reason starts when views see one facelet in colours too far apart to be one
-#: (`_fused_samples`' conflicts).
-CONTRADICTED = "the views see different colours on"
-
-
-def contradicted_facelets(fusion: Fusion) -> int:
-    """How many facelets the views saw in different colours (left unseen), from the reason."""
-    for reason in fusion.reasons:
-        if reason.startswith(CONTRADICTED):
-            return int(reason[len(CONTRADICTED) :].split()[0])
-    return 0
+    return _Judged(
+        observation, verdict, colors, pairs, reasons, permutations, samples, len(conflicts)
+    )
 
 
 #: A calibrated alignment is used only if it is this close (degrees) to a puzzle symmetry.
@@ -722,26 +731,25 @@ def fuse_views(
     judged = []
     for score, rotations in candidates:
         result = _judge_alignment(model, views, per_view, rotations, scheme, classify)
-        observation, _, colors, _, _, permutations = result
-        samples, _, _ = _fused_samples(model, per_view, permutations)
-        illegal = not _legal(model, observation)
-        judged.append((illegal, -score, _color_cost(colors, samples), result, tuple(rotations)))
+        illegal = not _legal(model, result.observation)
+        cost = _color_cost(result.colors, result.samples)
+        judged.append((illegal, -score, cost, result, tuple(rotations)))
     # A legal puzzle first, then the alignment the views agree on best, then the colours.
     judged.sort(key=lambda item: (item[0], item[1], item[2]))
     chosen, chosen_rotations = judged[0][3], judged[0][4]
-    all_reasons = list(chosen[4])
+    all_reasons = list(chosen.reasons)
     ambiguous = False
     legal = [item for item in judged if not item[0]]
     # Alignments the views' overlap cannot tell apart must agree on the verdict (the colour
     # cost only ranks them: stage 4 can be wrong too).
     close = [item for item in legal if item[1] <= legal[0][1] + ALIGNMENT_MARGIN] if legal else []
-    if close and close[0] is judged[0] and not fits_another_arrangement(close[0][3][2]):
+    if close and close[0] is judged[0] and not fits_another_arrangement(close[0][3].colors):
         # The puzzle's colours sit on it in the scheme's arrangement: an alignment that puts
         # them in a mirrored or other one is not how the views sit (two 2x2x2 views sharing
         # no facelet, corpus c0124 and c0202: the alignments giving DNF mirrored the scheme).
-        close = [item for item in close if not fits_another_arrangement(item[3][2])]
+        close = [item for item in close if not fits_another_arrangement(item[3].colors)]
     if len(close) > 1:
-        close_verdicts = sorted({item[3][1].verdict for item in close})
+        close_verdicts = sorted({item[3].verdict.verdict for item in close})
         if len(close_verdicts) > 1:
             ambiguous = True
             all_reasons.append(
@@ -797,11 +805,11 @@ def fits_another_arrangement(colors: ColorClassification | None) -> bool:
 def _fusion(
     model: PuzzleModel,
     per_view: Sequence[Samples],
-    judged: tuple[Any, ...],
+    judged: _Judged,
     rotations: tuple[NDArray[np.float64] | None, ...],
 ) -> Fusion:
     """A `Fusion` of one alignment's `_judge_alignment` result, with the faces no view saw."""
-    observation, verdict, colors, pairs, reasons, permutations = judged
+    permutations = judged.permutations
     seen = np.zeros(model.facelet_count, dtype=bool)
     for (_, weights, _, _), permutation in zip(per_view, permutations, strict=True):
         if permutation is not None:
@@ -812,13 +820,14 @@ def _fusion(
         if not np.any(seen[model.facelet_face == face_index])
     )
     return Fusion(
-        observation=observation,
-        verdict=verdict,
-        colors=colors,
+        observation=judged.observation,
+        verdict=judged.verdict,
+        colors=judged.colors,
         permutations=permutations,
-        pairs=pairs,
+        pairs=judged.pairs,
         hidden_faces=hidden,
-        reasons=tuple(reasons),
+        reasons=tuple(judged.reasons),
         ambiguous=False,
         rotations=rotations,
+        contradicted=judged.contradicted,
     )

@@ -25,7 +25,6 @@ from judgecam.vision.fuse import (
     Classifier,
     Fusion,
     ViewEvidence,
-    contradicted_facelets,
     fits_another_arrangement,
     fuse_views,
 )
@@ -914,7 +913,7 @@ def _judge(
     if any(not pair.consistent for pair in fusion.pairs):
         # Views that measure one pair differently read at least one of them wrong.
         final = "review"
-    contradicted = contradicted_facelets(fusion)
+    contradicted = fusion.contradicted
     if world_from_camera is None and contradicted > _largest_piece(puzzle):
         # Views put together by their overlap that contradict each other on more facelets than
         # one misread piece shows were put together wrong, and then more than those facelets
