@@ -678,12 +678,15 @@ def _fit_axis(
     axis_index: int,
     pool: NDArray[np.int64] | None,
     sweeps: int = 2,
+    eligible: NDArray[np.bool_] | None = None,
 ) -> tuple[list[PartAngle | None], NDArray[np.int64]]:
     """Every part of one axis: angles and the snapped model facelet of each detection.
 
     Coordinate descent from the body pose (every part at 0): each part's angle is searched on a
     grid with the others fixed, then all detections are matched at once and each part's angle is
-    refined by least squares on its own matches.
+    refined by least squares on its own matches. With a `pool` (detections on the active axis's
+    reference-aligned parts), `eligible` marks the model facelets on those parts: only they
+    count as facelets a part should have shown.
     """
     model = problem.model
     axis = model.axes[axis_index]
@@ -734,6 +737,8 @@ def _fit_axis(
     owner = axis.facelet_part[facelets]
     half = axis.step_deg / 2.0
     in_view = _facing(normals, centers, rotation, translation, CLEARLY_VISIBLE)
+    if eligible is not None:
+        in_view = in_view & eligible
     result: list[PartAngle | None] = []
     for part in range(parts):
         mine = owner == part
@@ -959,8 +964,9 @@ def _reference(
     axis_index: int,
     angles: list[PartAngle | None],
     assignment: NDArray[np.int64],
-) -> tuple[float, NDArray[np.int64]]:
-    """The best-seen part's angle on the active axis, and the detections aligned with it.
+) -> tuple[float, NDArray[np.int64], NDArray[np.bool_]]:
+    """The best-seen part's angle on the active axis, the detections aligned with it, and the
+    model facelets on the parts aligned with it.
 
     The other axes are measured only on these detections, with the body turned by that angle:
     a part turned on the active axis carries its facelets away from where the other axes'
@@ -969,7 +975,7 @@ def _reference(
     axis = problem.model.axes[axis_index]
     measured = [(a.facelets, a.angle_deg) for a in angles if a is not None]
     if not measured:
-        return 0.0, np.nonzero(assignment >= 0)[0]
+        return 0.0, np.nonzero(assignment >= 0)[0], np.ones(len(axis.facelet_part), dtype=bool)
     # Within half a step of the body: a part re-snapped by whole steps (see
     # `_snap_pairs_consistently`) has the same shape there, and the other axes keep their names.
     reference = _wrap(max(measured)[1], axis.step_deg)
@@ -980,7 +986,8 @@ def _reference(
     }
     matched = np.nonzero(assignment >= 0)[0]
     keep = [d for d in matched if int(axis.facelet_part[assignment[d]]) in aligned]
-    return reference, np.asarray(keep, dtype=np.int64)
+    eligible = np.isin(axis.facelet_part, sorted(aligned))
+    return reference, np.asarray(keep, dtype=np.int64), eligible
 
 
 def fit_geometry(
@@ -1074,12 +1081,14 @@ def fit_geometry(
         rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
     rotation = rotation_matrix(rvec)
     part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
-    reference, pool = _reference(problem, active_axis, part_angles[active_axis], assignment)
+    reference, pool, eligible = _reference(
+        problem, active_axis, part_angles[active_axis], assignment
+    )
     reference_rotation = rotation @ rotation_about(model.axes[active_axis].direction, reference)
     for axis_index in range(len(model.axes)):
         if axis_index != active_axis:
             part_angles[axis_index] = _fit_axis(
-                problem, reference_rotation, tvec, axis_index, pool, sweeps=1
+                problem, reference_rotation, tvec, axis_index, pool, sweeps=1, eligible=eligible
             )[0]
 
     turned = _turned_corners(problem, part_angles, active_axis)
@@ -1089,7 +1098,7 @@ def fit_geometry(
     )
     pose_inlier_fraction = _inlier_fraction(problem, rotation, tvec, turned, assignment)
     assignment = _drop_unmeasured_placements(
-        problem, rotation, tvec, active_axis, part_angles, assignment
+        problem, rotation, tvec, active_axis, part_angles, assignment, eligible
     )
     detections = np.nonzero(assignment >= 0)[0]
     full_assignment = np.full(count, -1, np.int64)
@@ -1181,6 +1190,7 @@ def _drop_unmeasured_placements(
     active_axis: int,
     part_angles: list[list[PartAngle | None]],
     assignment: NDArray[np.int64],
+    eligible: NDArray[np.bool_] | None = None,
 ) -> NDArray[np.int64]:
     """Unplace detections on a part that shows clearly but mostly does not match, about an
     axis whose angle for it was not measured.
@@ -1189,6 +1199,8 @@ def _drop_unmeasured_placements(
     cell of the aligned layer, read yellow where the cell is blue); placing its stickers as if
     it were aligned is a guess. A part unmeasured only because little of it shows keeps its
     placements. The second look (`second_look.py`) samples the part at another view's angle.
+    Only `eligible` facelets (on the active axis's parts the other axes were measured on, see
+    `_reference`) are judged: the others were placed by the active axis's own angles.
     """
     model = problem.model
     if active_axis < 0:
@@ -1206,6 +1218,8 @@ def _drop_unmeasured_placements(
             if angle is not None:
                 continue
             cells = axis.facelet_part == part
+            if eligible is not None:
+                cells = cells & eligible
             if np.sum(on & cells) < MIN_PART_COVERAGE * np.sum(in_view & cells):
                 result[placed & cells[np.maximum(assignment, 0)]] = -1
     return result
