@@ -261,6 +261,11 @@ def _merge(first: FaceletSegmentation, others: list[FaceletSegmentation]) -> Fac
     return replace(first, facelets=tuple(facelets))
 
 
+#: Stage 2 looks again over a fitted puzzle's whole silhouette when it reaches this many
+#: stickers beyond the window it looked in.
+GROW_BEYOND_STICKERS = 0.5
+
+
 def _silhouette(
     fit: GeometryFit, model: PuzzleModel, intrinsics: Intrinsics
 ) -> NDArray[np.float32]:
@@ -269,6 +274,52 @@ def _silhouette(
     corners = model.facelet_corners.reshape(-1, 3)
     pixels = intrinsics.distort(project(corners, rotation, fit.tvec, intrinsics.camera_matrix))
     return np.asarray(cv2.convexHull(pixels.astype(np.float32)), dtype=np.float32)
+
+
+def _whole_puzzle_region(
+    region: PuzzleRegion,
+    segmentation: FaceletSegmentation,
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    shape: tuple[int, ...],
+) -> PuzzleRegion | None:
+    """The region grown to the fitted puzzle's silhouette, if stage 2's window cut it off.
+
+    Stage 1 looks at a half-size copy, where thin gaps between stickers can merge them: it may
+    outline three stickers of a Pyraminx, and stage 2 looks only 1.5 stickers around those.
+    Once a fit places the puzzle, its silhouette says where the rest of it is. The sticker size
+    is then that of the placed patches (stage 1's small ones set it too small). None if the
+    window held the whole puzzle or nothing is fitted.
+    """
+    if not fit.found:
+        return None
+    sizes = [
+        facelet.size_px
+        for facelet, placed in zip(segmentation.facelets, fit.assignment, strict=True)
+        if placed >= 0
+    ]
+    sticker = float(np.median(sizes)) if sizes else region.sticker_px
+    height, width = shape[:2]
+    hull = _silhouette(fit, model, intrinsics).reshape(-1, 2).astype(np.float64)
+    hull = np.clip(hull, 0.0, [width - 1.0, height - 1.0])
+    x, y, w, h = region.bbox
+    pad = round(1.5 * region.sticker_px)  # as `segment_facelets` pads its window
+    beyond = max(
+        x - pad - hull[:, 0].min(),
+        hull[:, 0].max() - (x + w + pad),
+        y - pad - hull[:, 1].min(),
+        hull[:, 1].max() - (y + h + pad),
+    )
+    if beyond < GROW_BEYOND_STICKERS * sticker:
+        return None
+    outline = cv2.convexHull(np.concatenate([region.outline_px, hull]).astype(np.float32))
+    return replace(region, outline_px=outline.reshape(-1, 2).astype(np.float64), sticker_px=sticker)
+
+
+def _better_fit(second: GeometryFit, second_segmentation: FaceletSegmentation) -> bool:
+    """Whether a fit on a grown window replaces a loose one: found and not loose itself."""
+    return second.found and _loose_fit(second, second_segmentation) is None
 
 
 def _inside_silhouette(
@@ -540,6 +591,20 @@ def analyse_view(
             second_fit = fit_geometry(second.facelets, model, intrinsics)
             timings["geometry"] += _ms(start)
             if second_fit.found and (not fit.found or not _loose_fit(second_fit, second)):
+                segmentation, fit = second, second_fit
+        grown = (
+            _whole_puzzle_region(region, segmentation, fit, model, intrinsics, image.shape)
+            if fit.found and _loose_fit(fit, segmentation)
+            else None
+        )
+        if grown is not None:
+            start = time.perf_counter()
+            second = segment_facelets(image, grown, sides=sides, value=value)
+            timings["segment"] += _ms(start)
+            start = time.perf_counter()
+            second_fit = fit_geometry(second.facelets, model, intrinsics)
+            timings["geometry"] += _ms(start)
+            if _better_fit(second_fit, second):
                 segmentation, fit = second, second_fit
         if not fit.found:
             continue

@@ -483,3 +483,20 @@ def test_views_that_see_one_place_in_different_colours_go_to_a_judge(repo_root: 
         world_from_camera=[np.asarray(view["world_from_camera"]) for view in truth["views"]],
     )
     assert posed.verdict == "+2", posed.reasons
+
+
+def test_a_puzzle_stage_1_saw_a_corner_of_is_looked_at_whole(corpus_dir: Path) -> None:
+    """Corpus c0158 (a Pyraminx from a top camera): at half size stage 1 outlined a few
+    stickers near one edge, stage 2 looked 1.5 stickers around them and the fit was loose
+    (57 % of a sticker); the view was left out. A loose fit still says where the puzzle is:
+    stage 2 looks again over its whole silhouette, and that fit is used when it is tight."""
+    from judgecam.vision.evaluate import evaluate_view
+    from judgecam.vision.pipeline import _loose_fit
+
+    (view,), truth = _analysed_views(corpus_dir, "c0158")
+    assert view.fit is not None and view.segmentation is not None
+    assert _loose_fit(view.fit, view.segmentation) is None
+    score = evaluate_view(view, truth["views"][0], truth, puzzle_model(truth["puzzle"]))
+    assert score.placed >= 15
+    assert score.placed_right == score.placed
+    assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.5
