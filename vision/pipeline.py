@@ -317,9 +317,24 @@ def _whole_puzzle_region(
     return replace(region, outline_px=outline.reshape(-1, 2).astype(np.float64), sticker_px=sticker)
 
 
-def _better_fit(second: GeometryFit, second_segmentation: FaceletSegmentation) -> bool:
-    """Whether a fit on a grown window replaces a loose one: found and not loose itself."""
-    return second.found and _loose_fit(second, second_segmentation) is None
+def _look_again(
+    image: NDArray[np.uint8],
+    region: PuzzleRegion,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    value: NDArray[np.uint8] | None,
+    timings: dict[str, float],
+) -> tuple[FaceletSegmentation, GeometryFit]:
+    """Stages 2 and 3 again on another region (a close-up scale, a grown window), timed."""
+    start = time.perf_counter()
+    segmentation = segment_facelets(
+        image, region, sides=int(model.facelet_corners.shape[1]), value=value
+    )
+    timings["segment"] += _ms(start)
+    start = time.perf_counter()
+    fit = fit_geometry(segmentation.facelets, model, intrinsics)
+    timings["geometry"] += _ms(start)
+    return segmentation, fit
 
 
 def _inside_silhouette(
@@ -584,12 +599,7 @@ def analyse_view(
         timings["geometry"] += _ms(start)
         close_up = close_up_region(region)
         if close_up is not None and (not fit.found or _loose_fit(fit, segmentation)):
-            start = time.perf_counter()
-            second = segment_facelets(image, close_up, sides=sides, value=value)
-            timings["segment"] += _ms(start)
-            start = time.perf_counter()
-            second_fit = fit_geometry(second.facelets, model, intrinsics)
-            timings["geometry"] += _ms(start)
+            second, second_fit = _look_again(image, close_up, model, intrinsics, value, timings)
             if second_fit.found and (not fit.found or not _loose_fit(second_fit, second)):
                 segmentation, fit = second, second_fit
         grown = (
@@ -598,13 +608,8 @@ def analyse_view(
             else None
         )
         if grown is not None:
-            start = time.perf_counter()
-            second = segment_facelets(image, grown, sides=sides, value=value)
-            timings["segment"] += _ms(start)
-            start = time.perf_counter()
-            second_fit = fit_geometry(second.facelets, model, intrinsics)
-            timings["geometry"] += _ms(start)
-            if _better_fit(second_fit, second):
+            second, second_fit = _look_again(image, grown, model, intrinsics, value, timings)
+            if second_fit.found and not _loose_fit(second_fit, second):
                 segmentation, fit = second, second_fit
         if not fit.found:
             continue
