@@ -135,10 +135,15 @@ def close_up_region(region: PuzzleRegion) -> PuzzleRegion | None:
 
 
 def find_puzzles(
-    image: NDArray[np.uint8], *, sides: int = 4, value: NDArray[np.uint8] | None = None
+    image: NDArray[np.uint8],
+    *,
+    sides: int = 4,
+    value: NDArray[np.uint8] | None = None,
+    search_width: int = SEARCH_WIDTH,
 ) -> PuzzleSearch:
     """Stage 1: candidate puzzle regions in a BGR frame, most patches first (`value`: the
-    frame's `brightness`, if the caller has it already)."""
+    frame's `brightness`, if the caller has it already), looked for on a copy at most
+    `search_width` pixels wide."""
     if image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
         raise ValueError(f"expected a BGR image of shape (H, W, 3), got {image.shape}")
     if value is None:
@@ -149,7 +154,7 @@ def find_puzzles(
     if mean_brightness < MIN_MEAN_BRIGHTNESS:
         problems.append(f"image too dark (mean brightness {mean_brightness:.0f} of 255)")
         return PuzzleSearch((), mean_brightness, tuple(problems))
-    factor = min(1.0, SEARCH_WIDTH / image.shape[1])
+    factor = min(1.0, search_width / image.shape[1])
     small = (
         image
         if factor == 1.0

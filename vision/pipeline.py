@@ -31,6 +31,7 @@ from judgecam.vision.fuse import (
 from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.glare import glare_decides, mixed_colors
 from judgecam.vision.locate import (
+    SEARCH_WIDTH,
     PuzzleRegion,
     PuzzleSearch,
     close_up_region,
@@ -317,23 +318,27 @@ def _whole_puzzle_region(
     return replace(region, outline_px=outline.reshape(-1, 2).astype(np.float64), sticker_px=sticker)
 
 
-def _look_again(
-    image: NDArray[np.uint8],
-    region: PuzzleRegion,
-    model: PuzzleModel,
-    intrinsics: Intrinsics,
-    value: NDArray[np.uint8] | None,
-    timings: dict[str, float],
-) -> tuple[FaceletSegmentation, GeometryFit]:
+@dataclass(frozen=True, eq=False)
+class _Frame:
+    """One view's frame and what stages 2-3 need with it (its brightness, computed once); the
+    stages add their times to `timings`."""
+
+    image: NDArray[np.uint8]
+    value: NDArray[np.uint8] | None
+    model: PuzzleModel
+    intrinsics: Intrinsics
+    timings: dict[str, float]
+
+
+def _look_again(frame: _Frame, region: PuzzleRegion) -> tuple[FaceletSegmentation, GeometryFit]:
     """Stages 2 and 3 again on another region (a close-up scale, a grown window), timed."""
+    sides = int(frame.model.facelet_corners.shape[1])
     start = time.perf_counter()
-    segmentation = segment_facelets(
-        image, region, sides=int(model.facelet_corners.shape[1]), value=value
-    )
-    timings["segment"] += _ms(start)
+    segmentation = segment_facelets(frame.image, region, sides=sides, value=frame.value)
+    frame.timings["segment"] += _ms(start)
     start = time.perf_counter()
-    fit = fit_geometry(segmentation.facelets, model, intrinsics)
-    timings["geometry"] += _ms(start)
+    fit = fit_geometry(segmentation.facelets, frame.model, frame.intrinsics)
+    frame.timings["geometry"] += _ms(start)
     return segmentation, fit
 
 
@@ -563,6 +568,70 @@ def _cross_check(
     return _CrossCheck(None, problems, [])
 
 
+def _worth_a_closer_search(search: PuzzleSearch, image: NDArray[np.uint8], width: int) -> bool:
+    """Whether stage 1 is worth running again at a larger size than `width`: the frame was
+    usable (not too dark) and is wider than that."""
+    usable = all(problem.startswith(NO_PUZZLE) for problem in search.problems)
+    return usable and int(image.shape[1]) > width
+
+
+def _fit_regions(
+    frame: _Frame, search: PuzzleSearch
+) -> tuple[tuple[FaceletSegmentation, GeometryFit] | None, int]:
+    """Stages 2 and 3 on stage 1's candidate regions: the puzzle's segmentation and fit (None
+    if nothing fits), and how many other regions fit a puzzle of their own."""
+    image, value, model, intrinsics, timings = (
+        frame.image,
+        frame.value,
+        frame.model,
+        frame.intrinsics,
+        frame.timings,
+    )
+    sides = int(model.facelet_corners.shape[1])
+    best: tuple[FaceletSegmentation, GeometryFit] | None = None
+    others = 0
+    split: list[FaceletSegmentation] = []
+    for region in search.candidates[:MAX_CANDIDATES]:
+        start = time.perf_counter()
+        segmentation = segment_facelets(image, region, sides=sides, value=value)
+        timings["segment"] += _ms(start)
+        if best is not None and _inside_silhouette(best[1], region, model, intrinsics):
+            # A turned layer can split one puzzle into two groups of patches: same puzzle.
+            split.append(segmentation)
+            continue
+        start = time.perf_counter()
+        fit = fit_geometry(segmentation.facelets, model, intrinsics)
+        timings["geometry"] += _ms(start)
+        close_up = close_up_region(region)
+        if close_up is not None and (not fit.found or _loose_fit(fit, segmentation)):
+            second, second_fit = _look_again(frame, close_up)
+            if second_fit.found and (not fit.found or not _loose_fit(second_fit, second)):
+                segmentation, fit = second, second_fit
+        grown = (
+            _whole_puzzle_region(region, segmentation, fit, model, intrinsics, image.shape)
+            if fit.found and _loose_fit(fit, segmentation)
+            else None
+        )
+        if grown is not None:
+            second, second_fit = _look_again(frame, grown)
+            if second_fit.found and not _loose_fit(second_fit, second):
+                segmentation, fit = second, second_fit
+        if not fit.found:
+            continue
+        if best is None:
+            best = (segmentation, fit)
+        elif _own_facelets(best[1], segmentation, fit, model, intrinsics) >= SECOND_PUZZLE_FACELETS:
+            others += 1
+    if best is not None and split:
+        start = time.perf_counter()
+        merged = _merge(best[0], split)
+        refit = fit_geometry(merged.facelets, model, intrinsics)
+        timings["geometry"] += _ms(start)
+        if refit.found and np.sum(refit.assignment >= 0) >= np.sum(best[1].assignment >= 0):
+            best = (merged, refit)
+    return best, others
+
+
 def analyse_view(
     image: NDArray[np.uint8],
     model: PuzzleModel,
@@ -580,50 +649,23 @@ def analyse_view(
     value = brightness(image) if bgr else None
     search = find_puzzles(image, sides=sides, value=value)
     timings["find"] = _ms(start)
-    problems = list(search.problems)
-    best: tuple[FaceletSegmentation, GeometryFit] | None = None
-    others = 0
     timings["segment"] = 0.0
     timings["geometry"] = 0.0
-    split: list[FaceletSegmentation] = []
-    for region in search.candidates[:MAX_CANDIDATES]:
+    frame = _Frame(image, value, model, intrinsics, timings)
+    best, others = _fit_regions(frame, search)
+    width = SEARCH_WIDTH
+    while best is None and _worth_a_closer_search(search, image, width):
+        # At SEARCH_WIDTH thin gaps between stickers merge and small stickers vanish (a
+        # Pyraminx's gaps, a puzzle small in a large frame): nothing fits. Look again at twice
+        # the width, up to the frame's own.
+        width = min(2 * width, int(image.shape[1]))
         start = time.perf_counter()
-        segmentation = segment_facelets(image, region, sides=sides, value=value)
-        timings["segment"] += _ms(start)
-        if best is not None and _inside_silhouette(best[1], region, model, intrinsics):
-            # A turned layer can split one puzzle into two groups of patches: same puzzle.
-            split.append(segmentation)
-            continue
-        start = time.perf_counter()
-        fit = fit_geometry(segmentation.facelets, model, intrinsics)
-        timings["geometry"] += _ms(start)
-        close_up = close_up_region(region)
-        if close_up is not None and (not fit.found or _loose_fit(fit, segmentation)):
-            second, second_fit = _look_again(image, close_up, model, intrinsics, value, timings)
-            if second_fit.found and (not fit.found or not _loose_fit(second_fit, second)):
-                segmentation, fit = second, second_fit
-        grown = (
-            _whole_puzzle_region(region, segmentation, fit, model, intrinsics, image.shape)
-            if fit.found and _loose_fit(fit, segmentation)
-            else None
-        )
-        if grown is not None:
-            second, second_fit = _look_again(image, grown, model, intrinsics, value, timings)
-            if second_fit.found and not _loose_fit(second_fit, second):
-                segmentation, fit = second, second_fit
-        if not fit.found:
-            continue
-        if best is None:
-            best = (segmentation, fit)
-        elif _own_facelets(best[1], segmentation, fit, model, intrinsics) >= SECOND_PUZZLE_FACELETS:
-            others += 1
-    if best is not None and split:
-        start = time.perf_counter()
-        merged = _merge(best[0], split)
-        refit = fit_geometry(merged.facelets, model, intrinsics)
-        timings["geometry"] += _ms(start)
-        if refit.found and np.sum(refit.assignment >= 0) >= np.sum(best[1].assignment >= 0):
-            best = (merged, refit)
+        closer = find_puzzles(image, sides=sides, value=value, search_width=width)
+        timings["find"] += _ms(start)
+        closer_best, closer_others = _fit_regions(frame, closer)
+        if closer_best is not None:
+            search, best, others = closer, closer_best, closer_others
+    problems = list(search.problems)
     if best is None and not problems:
         problems.append(f"{NO_PUZZLE} (sticker-like patches do not fit the puzzle's shape)")
     if others:

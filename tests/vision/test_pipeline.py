@@ -500,3 +500,67 @@ def test_a_puzzle_stage_1_saw_a_corner_of_is_looked_at_whole(corpus_dir: Path) -
     assert score.placed >= 15
     assert score.placed_right == score.placed
     assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.5
+
+
+def test_a_view_stage_1_finds_nothing_in_at_half_size_is_searched_at_full_size(
+    corpus_dir: Path,
+) -> None:
+    """Corpus c0061 cam0 (a Pyraminx, thin gaps between its stickers): on stage 1's 640-pixel
+    copy the gaps merge, the few stickers it outlines fit nothing ("no puzzle found"). Where
+    nothing fits, stage 1 looks again at the frame's own resolution; the view is then read,
+    and right."""
+    from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
+    from judgecam.vision.locate import find_puzzles
+    from judgecam.vision.pipeline import _fit_regions, _Frame
+
+    (view, _), truth = _analysed_views(corpus_dir, "c0061")
+    image = cv2.imread(str(corpus_dir / truth["views"][0]["image"]))
+    model = puzzle_model(truth["puzzle"])
+    intrinsics = intrinsics_from_truth(truth["views"][0])
+    half_size = find_puzzles(image, sides=3)  # the 640-pixel search alone
+    frame = _Frame(image, None, model, intrinsics, {"segment": 0.0, "geometry": 0.0})
+    assert _fit_regions(frame, half_size)[0] is None
+    assert view.found and view.problems == ()
+    score = evaluate_view(view, truth["views"][0], truth, model)
+    assert score.placed >= 8
+    assert score.placed_right == score.placed
+
+
+def test_a_puzzle_small_in_a_large_frame_is_searched_at_larger_sizes(corpus_dir: Path) -> None:
+    """Corpus c0000 cam0 in the middle of a frame twice as wide and high (a larger sensor
+    behind the same lens): the puzzle has the same pixels, but stage 1's 640-pixel copy
+    shrinks it 4x, its stickers' gaps vanish and nothing fits. Stage 1 looks again at 1280
+    and 2560 pixels; the view is read as in its own frame."""
+    import json
+
+    from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
+    from judgecam.vision.locate import find_puzzles
+    from judgecam.vision.pipeline import _fit_regions, _Frame
+
+    truth = json.loads((corpus_dir / "c0000.json").read_text(encoding="utf-8"))
+    view_truth = truth["views"][0]
+    image = cv2.imread(str(corpus_dir / view_truth["image"]))
+    height, width = image.shape[:2]
+    large = cv2.copyMakeBorder(
+        image, height // 2, height // 2, width // 2, width // 2, cv2.BORDER_REPLICATE
+    )
+    shifted = json.loads(json.dumps(view_truth))
+    shifted["camera_matrix"][0][2] += width // 2
+    shifted["camera_matrix"][1][2] += height // 2
+    for facelet in shifted["facelets"]:
+        facelet["center_px"] = [
+            facelet["center_px"][0] + width // 2,
+            facelet["center_px"][1] + height // 2,
+        ]
+    model = puzzle_model(truth["puzzle"])
+    intrinsics = intrinsics_from_truth(shifted)
+    frame = _Frame(large, None, model, intrinsics, {"segment": 0.0, "geometry": 0.0})
+    assert _fit_regions(frame, find_puzzles(large))[0] is None
+    view = analyse_view(large, model, intrinsics, "large")
+    assert view.found and view.problems == ()
+    score = evaluate_view(view, shifted, truth, model)
+    own = evaluate_view(
+        analyse_view(image, model, intrinsics_from_truth(view_truth)), view_truth, truth, model
+    )
+    assert score.placed >= own.placed - 2
+    assert score.placed_right == score.placed
