@@ -115,12 +115,12 @@ def glare_decides(
     )
 
 
-def mixed_colors(
+def fused_samples(
     model: PuzzleModel,
     fusion: Fusion,
     views: Sequence[ViewEvidence | None],
-) -> str | None:
-    """`merged_colors` on the fused samples (the same ones stage 4 classified)."""
+) -> list[object]:
+    """Per fused facelet, the sample stage 4 classified (`FaceletSample`, None if unseen)."""
     from judgecam.vision.fuse import _fused_samples
 
     count = model.facelet_count
@@ -130,7 +130,16 @@ def mixed_colors(
         else (np.full((count, 3), np.nan), np.zeros(count), np.zeros(count), np.zeros(count, bool))
         for view in views
     ]
-    samples, _, _ = _fused_samples(model, per_view, fusion.permutations)
+    return _fused_samples(model, per_view, fusion.permutations)[0]
+
+
+def mixed_colors(
+    model: PuzzleModel,
+    fusion: Fusion,
+    views: Sequence[ViewEvidence | None],
+) -> str | None:
+    """`merged_colors` on the fused samples (the same ones stage 4 classified)."""
+    samples = fused_samples(model, fusion, views)
     labs = [None if sample is None else sample.lab for sample in samples]  # type: ignore[attr-defined]
     return merged_colors(fusion.observation.facelets, labs)
 

@@ -30,6 +30,7 @@ from judgecam.vision.fuse import (
 )
 from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.glare import glare_decides, mixed_colors
+from judgecam.vision.light_edge import light_edge_decides
 from judgecam.vision.locate import (
     SEARCH_WIDTH,
     PuzzleRegion,
@@ -1054,6 +1055,8 @@ def _judge(
         glare = slant_decides(model, fusion, usable)
     if glare is None and final != "review":
         glare = single_sample_decides(model, fusion, usable)
+    if glare is None and final != "review":
+        glare = light_edge_decides(model, fusion, usable)
     if glare is not None:
         reasons.append(glare)
         final = "review"
