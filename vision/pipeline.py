@@ -236,7 +236,9 @@ def _face_decides(model: PuzzleModel, fusion: Fusion, view_lost: bool) -> str | 
         without = _judged_without(fusion, members)
         if holds_without(verdict, without):
             continue
-        if SOLVED in (without.possible or (without.verdict,)):
+        if SOLVED in (without.possible or (without.verdict,)) or (
+            _read_in_two_colours(labels, members) and _solved_colours_fit(model, labels, members)
+        ):
             return (
                 f"the {verdict} rests on face {face_name}'s colours ({without.verdict} without "
                 "them): glare or a reflection over one face could make it"
@@ -247,6 +249,36 @@ def _face_decides(model: PuzzleModel, fusion: Fusion, view_lost: bool) -> str | 
                 f"colours ({without.verdict} without them), which it could have cross-checked"
             )
     return None
+
+
+def _read_in_two_colours(labels: Sequence[str], members: Iterable[int]) -> bool:
+    """Whether a face's readings hold at most two colours: one paint and one artefact (a
+    reflection, a light's edge) can make no more. Three or more are not one paint."""
+    from judgecam.puzzle.observation import MISSING, UNKNOWN
+
+    return len({labels[int(i)] for i in members} - {UNKNOWN, MISSING}) <= 2
+
+
+def _solved_colours_fit(model: PuzzleModel, labels: Sequence[str], hidden: Iterable[int]) -> bool:
+    """Whether the readings other than `hidden` fit a solved puzzle's colours: one colour per
+    face, each on one face. The rules engine cannot say "solved" where a pair was not measured
+    (it says review for such a filling), so `possible` alone misses that a solved puzzle could
+    be behind what is left (seed 3141 c0006: one top camera, the y layers unmeasured, a solved
+    top face in two lights read DNF)."""
+    from judgecam.puzzle.observation import MISSING, UNKNOWN
+
+    hidden_set = {int(index) for index in hidden}
+    face_colour: dict[int, str] = {}
+    for index, label in enumerate(labels):
+        if index in hidden_set or label == UNKNOWN:
+            continue
+        if label == MISSING:
+            return False
+        face = int(model.facelet_face[index])
+        if face_colour.setdefault(face, label) != label:
+            return False
+    colours = list(face_colour.values())
+    return len(colours) == len(set(colours))
 
 
 def _merge(first: FaceletSegmentation, others: list[FaceletSegmentation]) -> FaceletSegmentation:

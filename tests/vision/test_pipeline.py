@@ -9,7 +9,7 @@ import cv2
 import numpy as np
 import pytest
 
-from judgecam.puzzle.observation import Observation, PairObservation
+from judgecam.puzzle.observation import UNKNOWN, Observation, PairObservation
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.puzzle.verdict import judge
 from judgecam.vision.camera import Intrinsics
@@ -246,8 +246,6 @@ def test_a_penalty_no_one_face_decides_stands_with_a_view_left_out(
 
 def _seen(colors: tuple[str, ...], faces: str) -> tuple[str, ...]:
     """`colors` with only the facelets of `faces` (3x3x3 face letters, URFDLB order) seen."""
-    from judgecam.puzzle.observation import UNKNOWN
-
     return tuple(c if "URFDLB"[i // 9] in faces else UNKNOWN for i, c in enumerate(colors))
 
 
@@ -296,7 +294,6 @@ def test_the_only_facelet_seen_on_a_face_can_decide_the_verdict() -> None:
     """c0132 at 1.5x the corpus's resolution: a solved cube whose L face showed one facelet,
     orange read as red (0.91), next to the one red facelet seen on R: DNF on that reading
     alone. A facelet no other facelet of its face confirms is tried as unseen too."""
-    from judgecam.puzzle.observation import UNKNOWN
     from judgecam.vision.pipeline import _decisive_facelet
 
     colors = get_puzzle("333").solved_state().colors
@@ -564,3 +561,25 @@ def test_a_puzzle_small_in_a_large_frame_is_searched_at_larger_sizes(corpus_dir:
     )
     assert score.placed >= own.placed - 2
     assert score.placed_right == score.placed
+
+
+def test_a_penalty_read_on_the_one_face_seen_is_doubted_with_a_pair_unmeasured() -> None:
+    """A render never seen before (seed 3141 c0006): a solved cube from one top camera, its top
+    face in two lights, read in two colours: DNF, the other 45 facelets unseen and the y layers
+    unmeasured. Without the top face's readings a solved puzzle fits what is left, but the
+    rules engine calls that filling review (a pair unmeasured), not solved; `_face_decides`
+    must still name the face."""
+    from judgecam.vision.pipeline import _face_decides
+
+    labels = [UNKNOWN] * 54
+    labels[:9] = ["red", "orange", "orange", "red", "orange", "orange", "red", "red", "red"]
+    pairs = tuple(
+        PairObservation(axis, parts, 0.0, 0.5) for axis in "xz" for parts in ((0, 1), (1, 2))
+    )
+    observation = Observation("333", tuple(labels), pairs)
+    verdict = judge(get_puzzle("333"), observation)
+    assert verdict.verdict == "DNF"
+    classification = ColorClassification("333", tuple(labels), (1.0,) * 54, (), (), (1.0,) * 3)
+    fusion = Fusion(observation, verdict, classification, (), (), (), (), False)
+    reason = _face_decides(puzzle_model("333"), fusion, view_lost=False)
+    assert reason is not None and "face U" in reason
