@@ -351,6 +351,29 @@ def _capture_scheme(schemes: Path | None, truth: dict[str, Any]) -> ColorScheme 
     return None if path is None else load_scheme(path, str(truth["puzzle"]))
 
 
+def in_larger_frame(
+    image: NDArray[np.uint8], view: dict[str, Any], factor: float
+) -> tuple[NDArray[np.uint8], dict[str, Any]]:
+    """A view placed in the middle of a frame `factor` times as wide and high, its borders
+    replicated, with its truth moved along (principal point, facelet pixels): what the same
+    lens on a larger sensor sees, the puzzle smaller in the frame. Measures stage 1's search
+    on frames larger than the corpus's (`--larger-frame`)."""
+    height, width = image.shape[:2]
+    top, left = round(height * (factor - 1) / 2), round(width * (factor - 1) / 2)
+    bottom = round(height * factor) - height - top
+    right = round(width * factor) - width - left
+    larger = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_REPLICATE)
+    moved = json.loads(json.dumps(view))
+    moved["image_size"] = [int(larger.shape[1]), int(larger.shape[0])]
+    moved["camera_matrix"][0][2] += left
+    moved["camera_matrix"][1][2] += top
+    for facelet in moved["facelets"]:
+        facelet["center_px"] = [facelet["center_px"][0] + left, facelet["center_px"][1] + top]
+        if "polygon_px" in facelet:
+            facelet["polygon_px"] = [[x + left, y + top] for x, y in facelet["polygon_px"]]
+    return np.asarray(larger, np.uint8), moved
+
+
 def evaluate(
     corpus: Path,
     limit: int | None = None,
@@ -358,9 +381,11 @@ def evaluate(
     rig_poses: bool = False,
     learned: bool = False,
     schemes: Path | None = None,
+    larger_frame: float = 1.0,
 ) -> list[CaptureScore]:
     """Judge every capture of `corpus` and score it against its truth; `schemes` is a folder of
-    calibrated schemes (`scheme_file`), None to resolve the colours from the images alone."""
+    calibrated schemes (`scheme_file`), None to resolve the colours from the images alone;
+    `larger_frame` > 1 places every view in a larger frame (`in_larger_frame`)."""
     detector = None
     if learned:
         from judgecam.vision.detector_onnx import shared_detector
@@ -374,11 +399,15 @@ def evaluate(
         model = puzzle_model(puzzle)
         images = []
         cameras = []
-        for view in truth["views"]:
-            image = cv2.imread(str(corpus / view["image"]), cv2.IMREAD_COLOR)
-            if image is None:
+        for index, view in enumerate(truth["views"]):
+            read = cv2.imread(str(corpus / view["image"]), cv2.IMREAD_COLOR)
+            if read is None:
                 raise FileNotFoundError(corpus / view["image"])
-            images.append((str(view["image"]), np.asarray(image, dtype=np.uint8)))
+            image: NDArray[np.uint8] = np.asarray(read, dtype=np.uint8)
+            if larger_frame > 1.0:
+                image, truth["views"][index] = in_larger_frame(image, view, larger_frame)
+                view = truth["views"][index]
+            images.append((str(view["image"]), image))
             cameras.append(intrinsics_from_truth(view))
         model_views = [
             analyse_view(image, model, camera, name, detector)
@@ -510,11 +539,27 @@ def main(argv: list[str] | None = None) -> int:
         metavar="DIR",
         help="calibrated schemes PUZZLE-NAME.toml: each capture judged with its scheme's file",
     )
+    parser.add_argument(
+        "--larger-frame",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="place every view in a frame F times as wide and high (borders replicated): the "
+        "puzzle smaller in the frame, as a larger sensor behind the same lens sees it",
+    )
     args = parser.parse_args(argv)
+    if args.larger_frame < 1.0:
+        parser.error("--larger-frame must be 1 or more")
     logging.basicConfig(level=logging.WARNING)
     start = time.perf_counter()
     scores = evaluate(
-        args.corpus, args.limit, args.oracle_colors, args.rig_poses, args.learned, args.schemes
+        args.corpus,
+        args.limit,
+        args.oracle_colors,
+        args.rig_poses,
+        args.learned,
+        args.schemes,
+        args.larger_frame,
     )
     summary = summarise(scores)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)

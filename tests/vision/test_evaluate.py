@@ -70,3 +70,27 @@ def test_a_capture_is_given_the_calibrated_scheme_of_its_puzzle_and_scheme_name(
     loaded = _capture_scheme(tmp_path, truth)
     assert loaded is not None and loaded.puzzle == "222"
     assert _capture_scheme(None, truth) is None  # without --schemes: colours from the images
+
+
+def test_a_view_in_a_larger_frame_keeps_its_pixels_and_truth(corpus_dir: Path) -> None:
+    """`--larger-frame 2`: the view in the middle of a frame twice as wide and high, the
+    principal point and every facelet's pixels moved with it; the original pixels unchanged."""
+    import cv2
+    import numpy as np
+
+    from judgecam.vision.evaluate import in_larger_frame
+
+    truth = json.loads((corpus_dir / "c0000.json").read_text(encoding="utf-8"))
+    view = truth["views"][0]
+    image = cv2.imread(str(corpus_dir / view["image"]), cv2.IMREAD_COLOR)
+    height, width = image.shape[:2]
+    larger, moved = in_larger_frame(image, view, 2.0)
+    assert larger.shape == (2 * height, 2 * width, 3)
+    assert moved["image_size"] == [2 * width, 2 * height]
+    top, left = height // 2, width // 2
+    np.testing.assert_array_equal(larger[top : top + height, left : left + width], image)
+    assert moved["camera_matrix"][0][2] == view["camera_matrix"][0][2] + left
+    assert moved["camera_matrix"][1][2] == view["camera_matrix"][1][2] + top
+    first, moved_first = view["facelets"][0], moved["facelets"][0]
+    assert moved_first["center_px"] == [first["center_px"][0] + left, first["center_px"][1] + top]
+    assert view["camera_matrix"] != moved["camera_matrix"]  # the truth read is not changed
