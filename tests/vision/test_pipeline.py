@@ -583,3 +583,26 @@ def test_a_penalty_read_on_the_one_face_seen_is_doubted_with_a_pair_unmeasured()
     fusion = Fusion(observation, verdict, classification, (), (), (), (), False)
     reason = _face_decides(puzzle_model("333"), fusion, view_lost=False)
     assert reason is not None and "face U" in reason
+
+
+def test_stage_1_looks_again_at_doubled_widths_up_to_a_limit(monkeypatch) -> None:
+    """Where nothing fits, stage 1 searches again at 1280, 2560 pixels..., never wider than
+    MAX_SEARCH_WIDTH (a 12-megapixel frame searched at its own width costs half a second)."""
+    from judgecam.vision import pipeline
+
+    widths: list[int] = []
+    search = pipeline.find_puzzles
+
+    def spy(image, **kwargs):
+        widths.append(kwargs.get("search_width", pipeline.SEARCH_WIDTH))
+        return search(image, **kwargs)
+
+    monkeypatch.setattr(pipeline, "find_puzzles", spy)
+    empty = np.full((1500, 5000, 3), 90, np.uint8)
+    view = analyse_view(empty, puzzle_model("333"), _camera(5000, 1500), "empty")
+    assert not view.found
+    assert widths == [640, 1280, 2560] and pipeline.MAX_SEARCH_WIDTH == 2560
+    widths.clear()
+    small = np.full((360, 700, 3), 90, np.uint8)
+    analyse_view(small, puzzle_model("333"), _camera(700, 360), "small")
+    assert widths == [640, 700]
