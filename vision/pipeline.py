@@ -602,7 +602,7 @@ def _cross_check(
 
 
 #: Stage 1 looks again at twice its width where nothing fits, up to this width: an empty 1280x720
-#: frame then costs 26 ms of stage 1 (10 at 640 alone), a 2560x1440 one 95 ms; a 12-megapixel
+#: frame then costs 26 ms of stage 1 (6 at 640 alone), a 2560x1440 one 95 ms; a 12-megapixel
 #: frame searched at its own width would cost 466 ms on the development machine, for frames
 #: whose stickers are large anyway.
 MAX_SEARCH_WIDTH = 2560
