@@ -46,7 +46,7 @@ from judgecam.vision.outvoted import outvoted_view
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
 from judgecam.vision.second_look import borrowed_angles
-from judgecam.vision.segment import FaceletSegmentation, segment_facelets
+from judgecam.vision.segment import FaceletSegmentation, segment_facelets, window
 from judgecam.vision.single_sample import single_sample_decides
 from judgecam.vision.slanted import slant_decides
 
@@ -337,13 +337,9 @@ def _whole_puzzle_region(
     height, width = shape[:2]
     hull = _silhouette(fit, model, intrinsics).reshape(-1, 2).astype(np.float64)
     hull = np.clip(hull, 0.0, [width - 1.0, height - 1.0])
-    x, y, w, h = region.bbox
-    pad = round(1.5 * region.sticker_px)  # as `segment_facelets` pads its window
+    x0, y0, x1, y1 = window(region, shape)
     beyond = max(
-        x - pad - hull[:, 0].min(),
-        hull[:, 0].max() - (x + w + pad),
-        y - pad - hull[:, 1].min(),
-        hull[:, 1].max() - (y + h + pad),
+        x0 - hull[:, 0].min(), hull[:, 0].max() - x1, y0 - hull[:, 1].min(), hull[:, 1].max() - y1
     )
     if beyond < GROW_BEYOND_STICKERS * sticker:
         return None

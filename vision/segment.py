@@ -107,6 +107,19 @@ def _apart(patch: Patch, centers: NDArray[np.float64], sizes: NDArray[np.float64
     return bool(np.all(gaps > 0.35 * np.minimum(patch.size, sizes)))
 
 
+#: Stage 2 looks this many stickers around stage 1's region.
+WINDOW_PAD_STICKERS = 1.5
+
+
+def window(region: PuzzleRegion, shape: tuple[int, ...]) -> tuple[int, int, int, int]:
+    """The part of a frame of `shape` stage 2 looks in, (x0, y0, x1, y1): `region`'s box
+    padded by WINDOW_PAD_STICKERS stickers, within the frame."""
+    height, width = shape[:2]
+    x, y, w, h = region.bbox
+    pad = round(WINDOW_PAD_STICKERS * region.sticker_px)
+    return max(0, x - pad), max(0, y - pad), min(width, x + w + pad), min(height, y + h + pad)
+
+
 def segment_facelets(
     image: NDArray[np.uint8],
     region: PuzzleRegion,
@@ -117,12 +130,8 @@ def segment_facelets(
 ) -> FaceletSegmentation:
     """Stage 2: facelets in and around `region`, each with a colour sample (`value`: the
     frame's `brightness`, if the caller has it already: its crop is the crop's)."""
-    height, width = image.shape[:2]
     sticker = region.sticker_px
-    x, y, w, h = region.bbox
-    pad = round(1.5 * sticker)
-    x0, y0 = max(0, x - pad), max(0, y - pad)
-    x1, y1 = min(width, x + w + pad), min(height, y + h + pad)
+    x0, y0, x1, y1 = window(region, image.shape)
     crop = image[y0:y1, x0:x1]
     block = round(2.5 * sticker) | 1
     patches = find_patches(
