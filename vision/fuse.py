@@ -106,6 +106,8 @@ class Fusion:
     alternatives: tuple[Fusion, ...] = ()
     #: Facelets the views saw in colours too far apart to be one (left unseen).
     contradicted: int = 0
+    #: Per fused facelet, the sample stage 4 classified (`_fused_samples`; empty if not kept).
+    samples: tuple[object, ...] = ()
 
 
 def stated_uncertainty(sigma_deg: float) -> float:
@@ -830,4 +832,5 @@ def _fusion(
         ambiguous=False,
         rotations=rotations,
         contradicted=judged.contradicted,
+        samples=tuple(judged.samples),
     )

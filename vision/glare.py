@@ -120,8 +120,12 @@ def fused_samples(
     fusion: Fusion,
     views: Sequence[ViewEvidence | None],
 ) -> list[object]:
-    """Per fused facelet, the sample stage 4 classified (`FaceletSample`, None if unseen)."""
+    """Per fused facelet, the sample stage 4 classified (`FaceletSample`, None if unseen): the
+    fusion's own, or made again from `views` for a fusion that did not keep them."""
     from judgecam.vision.fuse import _fused_samples
+
+    if fusion.samples:
+        return list(fusion.samples)
 
     count = model.facelet_count
     per_view = [
