@@ -14,6 +14,7 @@ projected facelet centres.
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import logging
 import sys
@@ -363,7 +364,7 @@ def in_larger_frame(
     bottom = round(height * factor) - height - top
     right = round(width * factor) - width - left
     larger = cv2.copyMakeBorder(image, top, bottom, left, right, cv2.BORDER_REPLICATE)
-    moved = json.loads(json.dumps(view))
+    moved = copy.deepcopy(view)
     moved["image_size"] = [int(larger.shape[1]), int(larger.shape[0])]
     moved["camera_matrix"][0][2] += left
     moved["camera_matrix"][1][2] += top

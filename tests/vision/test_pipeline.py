@@ -530,25 +530,14 @@ def test_a_puzzle_small_in_a_large_frame_is_searched_at_larger_sizes(corpus_dir:
     and 2560 pixels; the view is read as in its own frame."""
     import json
 
-    from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
+    from judgecam.vision.evaluate import evaluate_view, in_larger_frame, intrinsics_from_truth
     from judgecam.vision.locate import find_puzzles
     from judgecam.vision.pipeline import _fit_regions, _Frame
 
     truth = json.loads((corpus_dir / "c0000.json").read_text(encoding="utf-8"))
     view_truth = truth["views"][0]
     image = cv2.imread(str(corpus_dir / view_truth["image"]))
-    height, width = image.shape[:2]
-    large = cv2.copyMakeBorder(
-        image, height // 2, height // 2, width // 2, width // 2, cv2.BORDER_REPLICATE
-    )
-    shifted = json.loads(json.dumps(view_truth))
-    shifted["camera_matrix"][0][2] += width // 2
-    shifted["camera_matrix"][1][2] += height // 2
-    for facelet in shifted["facelets"]:
-        facelet["center_px"] = [
-            facelet["center_px"][0] + width // 2,
-            facelet["center_px"][1] + height // 2,
-        ]
+    large, shifted = in_larger_frame(image, view_truth, 2.0)
     model = puzzle_model(truth["puzzle"])
     intrinsics = intrinsics_from_truth(shifted)
     frame = _Frame(large, None, model, intrinsics, {"segment": 0.0, "geometry": 0.0})
