@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
+from pathlib import PurePath
 
 import cv2
 import numpy as np
@@ -105,7 +106,10 @@ def draw_view(
                 color,
                 thickness,
             )
-    title = f"{view.name}: {verdict}" if verdict else view.name
+    # The verdict first and the file's own name: a long path would push the verdict off the
+    # image's edge.
+    name = PurePath(view.name).name or view.name
+    title = f"{verdict}: {name}" if verdict else name
     lines = [title, *view_remarks(view, reasons), *pair_lines]
     for row, text in enumerate(lines):
         origin_text = (10, 25 + 22 * row * thickness)
