@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 import math
 from collections.abc import Sequence
@@ -959,35 +960,105 @@ def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) ->
     return float(np.clip(np.sqrt(np.median(ratios)), 0.5, 1.0))
 
 
-def _reference(
+#: Parts of the active axis within this angle of each other are in line (one body).
+REFERENCE_TOLERANCE_DEG = 4.0
+
+
+@dataclass(frozen=True)
+class _Reference:
+    """A group of the active axis's parts in line with each other, on which the other axes are
+    measured: its angle, the detections placed on it, and the model facelets on its parts."""
+
+    angle_deg: float
+    pool: NDArray[np.int64]
+    eligible: NDArray[np.bool_]
+
+
+def _references(
     problem: _Problem,
     axis_index: int,
     angles: list[PartAngle | None],
     assignment: NDArray[np.int64],
-) -> tuple[float, NDArray[np.int64], NDArray[np.bool_]]:
-    """The best-seen part's angle on the active axis, the detections aligned with it, and the
-    model facelets on the parts aligned with it.
+) -> list[_Reference]:
+    """Each group of the active axis's measured parts in line with each other, the group of
+    the best-seen part first.
 
-    The other axes are measured only on these detections, with the body turned by that angle:
-    a part turned on the active axis carries its facelets away from where the other axes'
-    parts would put them.
+    The other axes are measured only on one group's detections, with the body turned by its
+    angle: a part turned on the active axis carries its facelets away from where the other
+    axes' parts would put them. Which group shows more of the other axes depends on the
+    puzzle and the view: a 3x3x3's turned layer may carry most of the stickers seen, a
+    Pyraminx's turned layer and tip hide the other axes' tips, which lie on its base.
     """
     axis = problem.model.axes[axis_index]
-    measured = [(a.facelets, a.angle_deg) for a in angles if a is not None]
+    measured = sorted(
+        ((a.facelets, a.angle_deg, part) for part, a in enumerate(angles) if a is not None),
+        reverse=True,
+    )
     if not measured:
-        return 0.0, np.nonzero(assignment >= 0)[0], np.ones(len(axis.facelet_part), dtype=bool)
-    # Within half a step of the body: a part re-snapped by whole steps (see
-    # `_snap_pairs_consistently`) has the same shape there, and the other axes keep their names.
-    reference = _wrap(max(measured)[1], axis.step_deg)
-    aligned = {
-        part
-        for part, a in enumerate(angles)
-        if a is not None and abs(_wrap(a.angle_deg - reference, axis.step_deg)) < 4.0
-    }
+        everything = np.ones(len(axis.facelet_part), dtype=bool)
+        return [_Reference(0.0, np.nonzero(assignment >= 0)[0], everything)]
     matched = np.nonzero(assignment >= 0)[0]
-    keep = [d for d in matched if int(axis.facelet_part[assignment[d]]) in aligned]
-    eligible = np.isin(axis.facelet_part, sorted(aligned))
-    return reference, np.asarray(keep, dtype=np.int64), eligible
+    owners = axis.facelet_part[assignment[matched]]
+    references: list[_Reference] = []
+    grouped: set[int] = set()
+    for _count, angle, part in measured:
+        if part in grouped:
+            continue
+        # Within half a step of the body: a part re-snapped by whole steps (see
+        # `_snap_pairs_consistently`) has the same shape there, and the other axes keep their
+        # names.
+        reference = _wrap(angle, axis.step_deg)
+        aligned = [
+            other
+            for _c, other_angle, other in measured
+            if abs(_wrap(other_angle - reference, axis.step_deg)) < REFERENCE_TOLERANCE_DEG
+        ]
+        grouped.update(aligned)
+        references.append(
+            _Reference(
+                reference,
+                matched[np.isin(owners, aligned)],
+                np.isin(axis.facelet_part, aligned),
+            )
+        )
+    return references
+
+
+def _measure_other_axes(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    active_axis: int,
+    reference: _Reference,
+) -> dict[int, list[PartAngle | None]]:
+    """Every axis but the active one, measured on the reference group (see `_references`)."""
+    model = problem.model
+    turned = rotation @ rotation_about(model.axes[active_axis].direction, reference.angle_deg)
+    return {
+        axis_index: _fit_axis(
+            problem,
+            turned,
+            translation,
+            axis_index,
+            reference.pool,
+            sweeps=1,
+            eligible=reference.eligible,
+        )[0]
+        for axis_index in range(len(model.axes))
+        if axis_index != active_axis
+    }
+
+
+def _measured_well(others: dict[int, list[PartAngle | None]]) -> tuple[int, int]:
+    """How much a reference group let the other axes measure: adjacent pairs with both parts
+    measured, then facelets matched."""
+    pairs = sum(
+        a is not None and b is not None
+        for angles in others.values()
+        for a, b in itertools.pairwise(angles)
+    )
+    facelets = sum(a.facelets for angles in others.values() for a in angles if a is not None)
+    return pairs, facelets
 
 
 def fit_geometry(
@@ -1081,15 +1152,14 @@ def fit_geometry(
         rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
     rotation = rotation_matrix(rvec)
     part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
-    reference, pool, eligible = _reference(
-        problem, active_axis, part_angles[active_axis], assignment
-    )
-    reference_rotation = rotation @ rotation_about(model.axes[active_axis].direction, reference)
-    for axis_index in range(len(model.axes)):
-        if axis_index != active_axis:
-            part_angles[axis_index] = _fit_axis(
-                problem, reference_rotation, tvec, axis_index, pool, sweeps=1, eligible=eligible
-            )[0]
+    best_others: dict[int, list[PartAngle | None]] | None = None
+    for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
+        others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate)
+        if best_others is None or _measured_well(others) > _measured_well(best_others):
+            best_others, eligible = others, candidate.eligible
+    assert best_others is not None
+    for axis_index, angles in best_others.items():
+        part_angles[axis_index] = angles
 
     turned = _turned_corners(problem, part_angles, active_axis)
     rms = _rms(problem, rotation, tvec, turned, assignment)

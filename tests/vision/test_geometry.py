@@ -18,7 +18,7 @@ from judgecam.vision.geometry import (
     _facing,
     _image_fraction,
     _pairs,
-    _reference,
+    _references,
     _snap_pairs_consistently,
     _sticker_corners,
     fit_geometry,
@@ -160,10 +160,13 @@ def test_the_reference_part_stays_within_half_a_step_of_the_body() -> None:
     problem = SimpleNamespace(model=model)
     angles: list[PartAngle | None] = [PartAngle(67.5, 0.3, 9), PartAngle(23.0, 0.3, 8), None]
     assignment = np.array([-1], dtype=np.int64)
-    reference, _, eligible = _reference(problem, 1, angles, assignment)  # type: ignore[arg-type]
-    assert reference == pytest.approx(-22.5)
+    first, second = _references(problem, 1, angles, assignment)  # type: ignore[arg-type]
+    assert first.angle_deg == pytest.approx(-22.5)
     # The other axes are judged on the facelets of the parts in line with it: part 0 only.
-    np.testing.assert_array_equal(eligible, model.axes[1].facelet_part == 0)
+    np.testing.assert_array_equal(first.eligible, model.axes[1].facelet_part == 0)
+    # The other group (part 1, at 23 degrees) is the second candidate.
+    assert second.angle_deg == pytest.approx(23.0)
+    np.testing.assert_array_equal(second.eligible, model.axes[1].facelet_part == 1)
 
 
 def _square_facelet(center: tuple[float, float], size: float) -> Facelet:
@@ -335,3 +338,22 @@ def test_other_axes_are_judged_only_on_the_facelets_they_were_measured_on(corpus
     assert score.placed >= 12
     assert score.placed_right == score.placed
     assert score.angle_errors and max(abs(e) for e in score.angle_errors) < 1.5
+
+
+def test_the_other_axes_are_measured_on_the_group_of_parts_that_shows_them(corpus_dir) -> None:
+    """c0072 cam1: a Pyraminx whose U layer and tip are turned 36 degrees together. The turned
+    group carries the most stickers seen, so the other axes were measured on it alone; but
+    their tips lie on the U base, and the L and R tips went unmeasured ("could be on either
+    side of the 60 degree limit": review for a solved puzzle). Each group in line is tried;
+    the one on which the other axes measure the most pairs is kept."""
+    truth = json.loads((corpus_dir / "c0072.json").read_text())
+    view = truth["views"][1]
+    image = cv2.imread(str(corpus_dir / view["image"]))
+    model = puzzle_model(truth["puzzle"])
+    result = analyse_view(image, model, intrinsics_from_truth(view), view["image"])
+    assert result.fit is not None and result.fit.found
+    score = evaluate_view(result, view, truth, model)
+    assert score.placed_right == score.placed >= 12
+    # The turn (36.5 against 35.9) and both pairs of two other axes: 6 pairs, 3 before.
+    assert len(score.angle_errors) >= 6
+    assert max(abs(e) for e in score.angle_errors) < 4.5
