@@ -974,6 +974,56 @@ def _second_look(
     return tuple(updated)
 
 
+#: A loose fit (`_loose_fit`) of a cube is still used with rig poses when its body rotation,
+#: carried into the world by its camera's calibrated pose, is within this angle (degrees) of
+#: every tight view's, up to the puzzle's symmetry: an independent check that the loose fit is
+#: the puzzle where the other cameras see it. Of the loose views on the corpus and nine dev
+#: sets, the cube views within 3 degrees placed every sticker right (4 of 4); one at 4.1
+#: degrees placed 1 of 8 right (9753 rig3 c0001 cam0, a 3x3x3). Pyraminx views within 2 degrees
+#: still placed 5 of 9 and 8 of 10 right (corpus c0036, 4242 rig3 c0037): not admitted.
+LOOSE_POSE_AGREEMENT_DEG = 3.0
+
+
+def _tight_world_rotations(
+    views: Sequence[ViewResult],
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
+) -> dict[int, NDArray[np.float64]]:
+    """Per view whose fit is tight: its puzzle's rotation in the world (rig poses only)."""
+    if world_from_camera is None:
+        return {}
+    rotations = {}
+    for index, view in enumerate(views):
+        pose = world_from_camera[index] if index < len(world_from_camera) else None
+        if pose is None or not view.found or view.segmentation is None or view.fit is None:
+            continue
+        if _loose_fit(view.fit, view.segmentation) is None:
+            rotations[index] = np.asarray(pose)[:3, :3] @ rotation_matrix(view.fit.rvec)
+    return rotations
+
+
+def _agrees_with_rig(
+    model: PuzzleModel,
+    fit: GeometryFit,
+    index: int,
+    tight: dict[int, NDArray[np.float64]],
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
+) -> bool:
+    """Whether a loose cube fit's pose agrees with every tight view's (LOOSE_POSE_AGREEMENT_DEG)."""
+    if world_from_camera is None or not tight or model.facelet_corners.shape[1] != 4:
+        return False
+    pose = world_from_camera[index] if index < len(world_from_camera) else None
+    if pose is None:
+        return False
+    rotation = np.asarray(pose)[:3, :3] @ rotation_matrix(fit.rvec)
+    for other in tight.values():
+        relative = other.T @ rotation
+        cosines = [(np.trace(g.T @ relative) - 1.0) / 2.0 for g in model.symmetries]
+        angle = float(np.degrees(np.arccos(np.clip(max(cosines), -1.0, 1.0))))
+        if angle > LOOSE_POSE_AGREEMENT_DEG:
+            return False
+    return True
+
+
 def _largest_piece(puzzle: str) -> int:
     """The most facelets one piece of `puzzle` shows (a cube's corner, a Pyraminx tip: 3)."""
     from judgecam.puzzle.registry import get_puzzle
@@ -1008,11 +1058,17 @@ def _judge(
         )
     usable: list[ViewEvidence | None] = []
     left_out = False
-    for view in views:
+    tight_poses = _tight_world_rotations(views, world_from_camera)
+    for index, view in enumerate(views):
         if not view.found or view.segmentation is None or view.fit is None:
             usable.append(None)
             continue
         loose = _loose_fit(view.fit, view.segmentation)
+        if loose is not None and _agrees_with_rig(
+            model, view.fit, index, tight_poses, world_from_camera
+        ):
+            reasons.append(f"{view.name}: {loose}, but its pose agrees with the other views'")
+            loose = None
         if loose is not None:
             # A loose fit may have read facelets at the wrong places: leave this view out. Its
             # facelets and pairs are then unseen and unmeasured; the colours it would have

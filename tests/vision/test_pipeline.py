@@ -595,3 +595,31 @@ def test_stage_1_looks_again_at_doubled_widths_up_to_a_limit(monkeypatch) -> Non
     small = np.full((360, 700, 3), 90, np.uint8)
     analyse_view(small, puzzle_model("333"), _camera(700, 360), "small")
     assert widths == [640, 700]
+
+
+def test_a_loose_view_whose_pose_agrees_with_the_rig_is_used(repo_root: Path) -> None:
+    """A 3x3x3 one move from solved, three cameras, rendered with seed 2718
+    (`tests/vision/data/seed2718-rig3-c0031`). Camera 1's fit is loose (corner error 13 % of a
+    sticker) yet places all its 20 stickers right; left out, the other two views left the
+    capture to a judge. With the rig's poses its body rotation, carried into the world, is
+    within 3 degrees of the tight views' (up to the cube's symmetry): it is used, and the
+    reading is +2, the truth. Tilted 5 degrees away, the same view is left out again."""
+    import json
+
+    from judgecam.vision.camera import rotation_matrix
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    folder = repo_root / "tests" / "vision" / "data" / "seed2718-rig3-c0031"
+    truth = json.loads((folder / "c0031.json").read_text(encoding="utf-8"))
+    images = [(view["image"], cv2.imread(str(folder / view["image"]))) for view in truth["views"]]
+    intrinsics = [intrinsics_from_truth(view) for view in truth["views"]]
+    poses = [np.asarray(view["world_from_camera"], dtype=np.float64) for view in truth["views"]]
+    assert truth["verdict"] == "+2"
+    posed = check(images, truth["puzzle"], intrinsics, world_from_camera=poses)
+    assert posed.verdict == "+2", posed.reasons
+    assert any("c0031_cam1.jpg" in r and "pose agrees" in r for r in posed.reasons)
+    tilted = [pose.copy() for pose in poses]
+    tilted[1][:3, :3] = tilted[1][:3, :3] @ rotation_matrix(np.radians([5.0, 0.0, 0.0]))
+    moved = check(images, truth["puzzle"], intrinsics, world_from_camera=tilted)
+    assert any("c0031_cam1.jpg" in r and "view left out" in r for r in moved.reasons)
+    assert moved.verdict == "review"
