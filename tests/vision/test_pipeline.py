@@ -184,7 +184,8 @@ def _analysed_views(corpus_dir: Path, capture: str) -> tuple[list[Any], dict[str
 
 
 def _take_as_loose(monkeypatch: pytest.MonkeyPatch, view: Any) -> None:
-    """Make the pipeline find `view`'s fit loose (so that the view is left out)."""
+    """Make the pipeline find `view`'s fit loose, its pose not confirmed by a rig (so that the
+    view is left out)."""
     from judgecam.vision import pipeline
 
     loose = pipeline._loose_fit
@@ -197,6 +198,7 @@ def _take_as_loose(monkeypatch: pytest.MonkeyPatch, view: Any) -> None:
             else loose(fit, segmentation)
         ),
     )
+    monkeypatch.setattr(pipeline, "_agrees_with_rig", lambda *args: False)
 
 
 def test_a_view_left_out_as_a_loose_fit_cannot_leave_a_penalty_on_one_face(
@@ -472,7 +474,9 @@ def test_views_that_see_one_place_in_different_colours_go_to_a_judge(repo_root: 
     assert truth["verdict"] == "+2"
     plain = check(images, truth["puzzle"], intrinsics)
     assert plain.verdict == "review"
-    assert any("contradict each other on 6 facelets" in r for r in plain.reasons), plain.reasons
+    # Six contradicted facelets then; two of them are glare on one view now (`fuse._washed_out`),
+    # four still more than a piece shows.
+    assert any("contradict each other on 4 facelets" in r for r in plain.reasons), plain.reasons
     posed = check(
         images,
         truth["puzzle"],
