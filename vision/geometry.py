@@ -22,7 +22,7 @@ import itertools
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import cv2
 import numpy as np
@@ -196,6 +196,10 @@ class _Problem:
     sizes: FloatArray  # (n,)
     model_corners: FloatArray  # (F, K, 3) sticker corners, oriented like the detections
     sticker_area_mm2: float = 0.0  # area of one sticker at the current sticker fraction
+    #: `_match_axis` results with every part aligned, by pose, pool and sticker area (see there).
+    aligned_matches: dict[bytes, tuple[NDArray[np.int64], NDArray[np.int64]]] = field(
+        default_factory=dict
+    )
 
 
 def _sticker_corners(model: PuzzleModel, fraction: float) -> FloatArray:
@@ -667,9 +671,23 @@ def _match_axis(
     turned: tuple[FloatArray, FloatArray] | None = None,
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """One-to-one matches of pool detections to facelets with the axis's parts turned
-    (`turned`: the turned centres and normals, if the caller has them)."""
-    centers, normals = turned or _turned_model(problem.model, axis_index, angles)
-    return _correspondences(problem, normals, centers, rotation, translation, None, pool)
+    (`turned`: the turned centres and normals, if the caller has them).
+
+    With every part aligned, the model is the same whatever the axis: the quick look at every
+    axis of a body pose (`fit_geometry`) starts each with that match, which is computed once.
+    """
+    if any(angles):
+        centers, normals = turned or _turned_model(problem.model, axis_index, angles)
+        return _correspondences(problem, normals, centers, rotation, translation, None, pool)
+    # Everything the match depends on that changes within one fit.
+    area = np.float64(problem.sticker_area_mm2)
+    key = b"".join(array.tobytes() for array in (area, rotation, translation, pool))
+    if key not in problem.aligned_matches:
+        model = problem.model
+        problem.aligned_matches[key] = _correspondences(
+            problem, model.facelet_normals, model.facelet_centers, rotation, translation, None, pool
+        )
+    return problem.aligned_matches[key]
 
 
 def _fit_axis(
