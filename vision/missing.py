@@ -42,16 +42,40 @@ MAX_CHROMA = 30.0
 MIN_REFERENCE_STICKERS = 6
 
 
-def _polygon_mean(value: NDArray[np.uint8], polygon: NDArray[np.float64]) -> float | None:
+def _polygon_mask(
+    shape: tuple[int, ...], polygon: NDArray[np.float64]
+) -> tuple[tuple[slice, slice], NDArray[np.uint8]] | None:
+    """The box (rows, columns) around a polygon in an image of `shape` and the polygon's mask
+    in it; None if the box is not well inside the image or the mask is empty."""
     x, y, w, h = cv2.boundingRect(polygon.astype(np.float32))
-    height, width = value.shape
+    height, width = shape[:2]
     if x < 0 or y < 0 or x + w >= width or y + h >= height or w < 2 or h < 2:
         return None
     mask = np.zeros((h + 1, w + 1), np.uint8)
     cv2.fillPoly(mask, [np.rint(polygon - [x, y]).astype(np.int32)], 255)
     if not np.any(mask):
         return None
-    return float(cv2.mean(value[y : y + h + 1, x : x + w + 1], mask=mask)[0])
+    return (slice(y, y + h + 1), slice(x, x + w + 1)), mask
+
+
+def _polygon_mean(value: NDArray[np.uint8], polygon: NDArray[np.float64]) -> float | None:
+    """Mean of a one-channel image inside a polygon (None: see `_polygon_mask`)."""
+    found = _polygon_mask(value.shape, polygon)
+    if found is None:
+        return None
+    box, mask = found
+    return float(cv2.mean(value[box], mask=mask)[0])
+
+
+def _polygon_chroma(image: NDArray[np.uint8], polygon: NDArray[np.float64]) -> float | None:
+    """Mean `_chroma` of a BGR image inside a polygon (None: see `_polygon_mask`), computed on
+    the polygon's box only: the same values as on the whole frame's (a few boxes per view,
+    where the whole frame's chroma cost 2-4 ms)."""
+    found = _polygon_mask(image.shape, polygon)
+    if found is None:
+        return None
+    box, mask = found
+    return float(cv2.mean(_chroma(image[box]), mask=mask)[0])
 
 
 def _chroma(image: NDArray[np.uint8]) -> NDArray[np.uint8]:
@@ -68,8 +92,10 @@ def missing_facelets(
     fit: GeometryFit,
     model: PuzzleModel,
     intrinsics: Intrinsics,
+    value: NDArray[np.uint8] | None = None,
 ) -> tuple[int, ...]:
-    """Model facelets (the fit's frame) that show bare body where a sticker should be."""
+    """Model facelets (the fit's frame) that show bare body where a sticker should be
+    (`value`: the frame's `brightness`, if the caller has it already)."""
     if not fit.found:
         return ()
     for angles in fit.part_angles:
@@ -82,7 +108,8 @@ def missing_facelets(
     sizes = [facelets[d].size_px for d in np.nonzero(fit.assignment >= 0)[0]]
     if fit.reprojection_px > MAX_REPROJECTION * float(np.median(sizes)):
         return ()  # a loose fit may put a cell on a gap or a hidden part: no judgement
-    value = brightness(image)
+    if value is None:
+        value = brightness(image)
     rotation = rotation_matrix(fit.rvec)
     camera = intrinsics.camera_matrix
     centers = model.facelet_centers
@@ -115,13 +142,12 @@ def missing_facelets(
     in_camera = centers @ rotation.T + fit.tvec
     normals = model.facelet_normals @ rotation.T
     facing = -np.einsum("ij,ij->i", normals, in_camera) / np.linalg.norm(in_camera, axis=1)
-    chroma = _chroma(image)
     found = []
     for index in np.nonzero(facing > MIN_FACING)[0]:
         center = centers[index][None, :]
         polygon = pixels(center + (cells[index] - center) * 0.5)
         inside = _polygon_mean(value, polygon)
-        colour = _polygon_mean(chroma, polygon)
+        colour = _polygon_chroma(image, polygon)
         # Bare plastic is dark AND grey; a dark but coloured sticker in shadow is not missing.
         if inside is not None and colour is not None and inside < threshold and colour < MAX_CHROMA:
             found.append(int(index))

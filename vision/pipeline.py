@@ -707,7 +707,7 @@ def analyse_view(
     if others:
         problems.append("more than one puzzle in view")
     if detector is None:
-        return _finish_view(image, model, intrinsics, name, search, best, problems, timings)
+        return _finish_view(image, value, model, intrinsics, name, search, best, problems, timings)
     crosscheck = _cross_check(image, model, intrinsics, detector, best, problems, timings)
     alternative = None
     if crosscheck.disagreements:
@@ -715,10 +715,26 @@ def analyse_view(
         if crosscheck.alternative is None:
             learned_problems.append("the learned detector finds no puzzle here")
         alternative = _finish_view(
-            image, model, intrinsics, name, search, crosscheck.alternative, learned_problems, {}
+            image,
+            value,
+            model,
+            intrinsics,
+            name,
+            search,
+            crosscheck.alternative,
+            learned_problems,
+            {},
         )
     view = _finish_view(
-        image, model, intrinsics, name, search, crosscheck.best, crosscheck.problems, timings
+        image,
+        value,
+        model,
+        intrinsics,
+        name,
+        search,
+        crosscheck.best,
+        crosscheck.problems,
+        timings,
     )
     return replace(
         view,
@@ -731,6 +747,7 @@ def analyse_view(
 
 def _finish_view(
     image: NDArray[np.uint8],
+    value: NDArray[np.uint8] | None,
     model: PuzzleModel,
     intrinsics: Intrinsics,
     name: str,
@@ -739,7 +756,8 @@ def _finish_view(
     problems: list[str],
     timings: dict[str, float],
 ) -> ViewResult:
-    """The checks after a fit (frame edge, blur, missing stickers) and the projected facelets."""
+    """The checks after a fit (frame edge, blur, missing stickers) and the projected facelets
+    (`value`: the frame's `brightness`, if computed)."""
     size = (int(image.shape[1]), int(image.shape[0]))
     if best is None:
         if not problems:
@@ -761,7 +779,7 @@ def _finish_view(
         problems.append("the puzzle is partly outside the frame")
     start = time.perf_counter()
     blur = _blur_fraction(image, segmentation)
-    missing = missing_facelets(image, segmentation.facelets, fit, model, intrinsics)
+    missing = missing_facelets(image, segmentation.facelets, fit, model, intrinsics, value)
     if missing:
         # A patch of bare body is not a sticker: its "colour" must not reach stage 4.
         assignment = np.where(np.isin(fit.assignment, missing), -1, fit.assignment)
