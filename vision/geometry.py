@@ -235,6 +235,8 @@ def _nearest_squared(
 ) -> FloatArray:
     """Squared distance (B, n) from each detection to its nearest valid prediction (B, m, 2);
     `valid` None: every prediction."""
+    if valid is not None and predicted.size // 2 * len(detected) > CHUNK_DISTANCES:
+        predicted, valid = _valid_first(predicted, valid)
     step = max(1, CHUNK_DISTANCES // max(predicted.shape[1] * len(detected), 1))
     if len(predicted) <= step:
         return _nearest_squared_batch(predicted, valid, detected)
@@ -247,6 +249,21 @@ def _nearest_squared(
             )
             for start in range(0, len(predicted), step)
         ]
+    )
+
+
+def _valid_first(
+    predicted: FloatArray, valid: NDArray[np.bool_]
+) -> tuple[FloatArray, NDArray[np.bool_]]:
+    """Each batch member's valid predictions moved first (in order) and the columns beyond the
+    most any member has dropped: the same nearest distances from fewer. Worth it for large
+    batches: a body pose sees at most half of a cube's facelets (`_score_poses`: 144 poses,
+    a quarter less time)."""
+    width = int(np.count_nonzero(valid, axis=1).max()) if len(valid) else 0
+    order = np.argsort(~valid, axis=1, kind="stable")[:, :width]
+    return (
+        np.take_along_axis(predicted, order[..., None], axis=1),
+        np.take_along_axis(valid, order, axis=1),
     )
 
 
