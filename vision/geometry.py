@@ -23,6 +23,7 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
@@ -31,6 +32,9 @@ from numpy.typing import NDArray
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix, to_pixels
 from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet
+
+if TYPE_CHECKING:
+    from cv2.typing import MatLike
 
 logger = logging.getLogger(__name__)
 
@@ -508,12 +512,13 @@ def _body_poses(
     typical = np.abs(np.log(problem.sizes / np.median(problem.sizes)))
     order = list(dict.fromkeys([*np.argsort(-problem.sizes)[:seeds], *np.argsort(typical)[:seeds]]))
     representatives = _orbit_representatives(model)
-    rvecs_found: list[FloatArray] = []
-    tvecs_found: list[FloatArray] = []
+    # The solvers' (3, 1) vectors as they come, stacked once below (not converted one by one:
+    # ~150 solutions a view).
+    rvecs_found: list[MatLike] = []
+    tvecs_found: list[MatLike] = []
     for seed in order:
         image_corners = problem.corners[seed]
-        sides = len(image_corners)
-        rolls = [image_corners[(np.arange(sides) + roll) % sides] for roll in range(sides)]
+        rolls = image_corners[_roll_index(len(image_corners))]
         for facelet in representatives:
             object_corners = problem.model_corners[facelet]
             for rolled in rolls:
@@ -529,17 +534,18 @@ def _body_poses(
                         )
                 except cv2.error:
                     continue
-                for rvec, tvec in zip(rvecs[:count], tvecs[:count], strict=True):
-                    rvecs_found.append(np.asarray(rvec, np.float64).reshape(3))
-                    tvecs_found.append(np.asarray(tvec, np.float64).reshape(3))
+                rvecs_found.extend(rvecs[:count])
+                tvecs_found.extend(tvecs[:count])
     if not rvecs_found:
         return []
     # cv2.Rodrigues directly: `rotation_matrix` without its argument checks, ~150 times a view.
     rotations = np.asarray(np.stack([cv2.Rodrigues(rvec)[0] for rvec in rvecs_found]), np.float64)
-    counts, residuals = _score_poses(problem, rotations, np.stack(tvecs_found))
+    rvecs_all = np.asarray(np.stack(rvecs_found), np.float64).reshape(-1, 3)
+    tvecs_all = np.asarray(np.stack(tvecs_found), np.float64).reshape(-1, 3)
+    counts, residuals = _score_poses(problem, rotations, tvecs_all)
     ranked = np.lexsort((residuals, -counts))
     hypotheses = [
-        (float(counts[k]), float(residuals[k]), rvecs_found[k], tvecs_found[k]) for k in ranked
+        (float(counts[k]), float(residuals[k]), rvecs_all[k], tvecs_all[k]) for k in ranked
     ]
     refined: list[tuple[float, float, FloatArray, FloatArray]] = []
     for score, _, rvec, tvec in hypotheses[:4]:
