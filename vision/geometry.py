@@ -1216,14 +1216,17 @@ def fit_geometry(
     assignment = _drop_doubtful_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment
     )
-    pose_inlier_fraction = _inlier_fraction(problem, rotation, tvec, turned, assignment)
+    # Both fractions count the patches on the same outline (the second's matches are a subset
+    # of the first's: none there, none here).
+    on_puzzle = _on_puzzle(problem, rotation, tvec, turned) if np.any(assignment >= 0) else None
+    pose_inlier_fraction = _inlier_fraction(problem, assignment, on_puzzle)
     assignment = _drop_unmeasured_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment, eligible
     )
     detections = np.nonzero(assignment >= 0)[0]
     full_assignment = np.full(count, -1, np.int64)
     full_assignment[usable] = assignment
-    inlier_fraction = _inlier_fraction(problem, rotation, tvec, turned, assignment)
+    inlier_fraction = _inlier_fraction(problem, assignment, on_puzzle)
     found = len(detections) >= MIN_INLIERS
     confidence = float(
         np.clip(inlier_fraction, 0, 1)
@@ -1384,35 +1387,39 @@ def _rms(
     return _trial_fit(problem, rotation, translation, turned, assignment)[1]
 
 
-def _inlier_fraction(
-    problem: _Problem,
-    rotation: FloatArray,
-    tvec: FloatArray,
-    turned: FloatArray,
-    assignment: NDArray[np.int64],
-) -> float:
-    """Matched detections / detections that a right fit should have explained.
-
-    An unmatched patch counts against the fit if it lies on the fitted puzzle's outline or is
-    the size of the matched stickers. Clutter at a station (a robot holding the cube, a timer,
-    a mat's pattern) has sticker-like patches beside the puzzle, of other sizes, that no fit
-    should explain.
-    """
-    matched = assignment >= 0
-    if not np.any(matched):
-        return 0.0
-    sticker = float(np.median(problem.sizes[matched]))
-    low, high = SIZE_RATIO_RANGE
-    sized = (problem.sizes > low * sticker) & (problem.sizes < high * sticker)
+def _on_puzzle(
+    problem: _Problem, rotation: FloatArray, tvec: FloatArray, turned: FloatArray
+) -> NDArray[np.bool_]:
+    """Which detections' centres lie on the fitted puzzle's outline (the convex hull of its
+    projected stickers, `turned`)."""
     pixels = project(turned.reshape(-1, 3), rotation, tvec, problem.matrix)
     outline = cv2.convexHull(pixels.astype(np.float32))
-    on_puzzle = np.array(
+    return np.array(
         [
             cv2.pointPolygonTest(outline, (float(x), float(y)), False) >= 0
             for x, y in problem.centers
         ],
         dtype=bool,
     )
+
+
+def _inlier_fraction(
+    problem: _Problem, assignment: NDArray[np.int64], on_puzzle: NDArray[np.bool_] | None
+) -> float:
+    """Matched detections / detections that a right fit should have explained.
+
+    An unmatched patch counts against the fit if it lies on the fitted puzzle's outline
+    (`on_puzzle`, see there; needed only if something matched) or is the size of the matched
+    stickers. Clutter at a station (a robot holding the cube, a timer, a mat's pattern) has
+    sticker-like patches beside the puzzle, of other sizes, that no fit should explain.
+    """
+    matched = assignment >= 0
+    if not np.any(matched):
+        return 0.0
+    assert on_puzzle is not None
+    sticker = float(np.median(problem.sizes[matched]))
+    low, high = SIZE_RATIO_RANGE
+    sized = (problem.sizes > low * sticker) & (problem.sizes < high * sticker)
     return float(np.sum(matched) / np.sum(matched | sized | on_puzzle))
 
 
