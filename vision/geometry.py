@@ -1287,22 +1287,25 @@ def _drop_doubtful_placements(
     expected = _expected_sizes(problem, normals, centers, rotation, translation)
     result = assignment.copy()
     placed = np.nonzero(assignment >= 0)[0]
-    # Distances (placed detection, facelet), all at once: the same values as per detection.
+    # Distances (placed detection, facelet) and the tests on them, for every placed detection
+    # at once: the same values and comparisons as one detection at a time.
     offset_x = predicted[None, :, 0] - problem.centers[placed, 0:1]
     offset_y = predicted[None, :, 1] - problem.centers[placed, 1:2]
     all_gaps = np.sqrt(offset_x * offset_x + offset_y * offset_y)
-    for detection, gaps in zip(placed, all_gaps, strict=True):
-        facelet = assignment[detection]
-        own = gaps[facelet]
-        others = np.where(visible, gaps, np.inf)
-        others[facelet] = np.inf
-        ratio = problem.sizes[detection] / max(float(expected[facelet]), 1e-6)
-        if (
-            own > PLACEMENT_TOLERANCE * problem.sizes[detection]
-            or own > PLACEMENT_MARGIN * others.min()
-            or not PLACEMENT_SIZE_RANGE[0] <= ratio <= PLACEMENT_SIZE_RANGE[1]
-        ):
-            result[detection] = -1
+    rows = np.arange(len(placed))
+    facelets = assignment[placed]
+    own = all_gaps[rows, facelets]
+    others = np.where(visible, all_gaps, np.inf)
+    others[rows, facelets] = np.inf
+    sizes = problem.sizes[placed]
+    ratio = sizes / np.maximum(expected[facelets], 1e-6)
+    low, high = PLACEMENT_SIZE_RANGE
+    doubtful = (
+        (own > PLACEMENT_TOLERANCE * sizes)
+        | (own > PLACEMENT_MARGIN * others.min(axis=1))
+        | ~((low <= ratio) & (ratio <= high))
+    )
+    result[placed[doubtful]] = -1
     return result
 
 
