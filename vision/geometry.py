@@ -525,17 +525,17 @@ def _body_poses(
                 try:
                     if len(rolled) == 3:
                         # A triangle sticker: the perspective-3-point solutions (up to four).
-                        count, rvecs, tvecs = cv2.solveP3P(
+                        solutions, rvecs, tvecs = cv2.solveP3P(
                             object_corners, rolled, problem.matrix, None, flags=cv2.SOLVEPNP_P3P
                         )
                     else:
-                        count, rvecs, tvecs, _ = cv2.solvePnPGeneric(
+                        solutions, rvecs, tvecs, _ = cv2.solvePnPGeneric(
                             object_corners, rolled, problem.matrix, None, flags=cv2.SOLVEPNP_IPPE
                         )
                 except cv2.error:
                     continue
-                rvecs_found.extend(rvecs[:count])
-                tvecs_found.extend(tvecs[:count])
+                rvecs_found.extend(rvecs[:solutions])
+                tvecs_found.extend(tvecs[:solutions])
     if not rvecs_found:
         return []
     # cv2.Rodrigues directly: `rotation_matrix` without its argument checks, ~150 times a view.

@@ -357,3 +357,42 @@ def test_the_other_axes_are_measured_on_the_group_of_parts_that_shows_them(corpu
     # The turn (36.5 against 35.9) and both pairs of two other axes: 6 pairs, 3 before.
     assert len(score.angle_errors) >= 6
     assert max(abs(e) for e in score.angle_errors) < 4.5
+
+
+def test_the_number_of_body_poses_does_not_depend_on_the_last_solver_call(
+    corpus_dir, monkeypatch
+) -> None:
+    """`_body_poses(count=2)` returned as many poses as the last perspective-3-point call had
+    solutions (the solver's count took the parameter's name): 2 for squares (IPPE always gives
+    two), 0 to 4 for triangles, and none at all when a Pyraminx's last seed had no solution,
+    which left the view with "facelets do not fit the puzzle's shape"."""
+    from judgecam.vision import geometry
+
+    truth = json.loads((corpus_dir / "c0072.json").read_text())
+    view = truth["views"][1]
+    image = cv2.imread(str(corpus_dir / view["image"]))
+    model = puzzle_model(truth["puzzle"])
+    search = find_puzzles(image, sides=3)
+    segmentation = segment_facelets(image, search.candidates[0], sides=3)
+    intrinsics = intrinsics_from_truth(view)
+    calls: list[int] = []
+    solve = cv2.solveP3P
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return solve(*args, **kwargs)
+
+    monkeypatch.setattr(geometry.cv2, "solveP3P", counting)
+    assert fit_geometry(segmentation.facelets, model, intrinsics).found
+    last = len(calls)
+    calls.clear()
+
+    def last_without_solution(*args, **kwargs):
+        calls.append(1)
+        found = solve(*args, **kwargs)
+        return (0, (), ()) if len(calls) == last else found
+
+    monkeypatch.setattr(geometry.cv2, "solveP3P", last_without_solution)
+    fit = fit_geometry(segmentation.facelets, model, intrinsics)
+    assert len(calls) == last
+    assert fit.found, fit.problems
