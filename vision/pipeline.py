@@ -706,36 +706,26 @@ def analyse_view(
         problems.append(f"{NO_PUZZLE} (sticker-like patches do not fit the puzzle's shape)")
     if others:
         problems.append("more than one puzzle in view")
+
+    def finish(
+        found: tuple[FaceletSegmentation, GeometryFit] | None,
+        found_problems: list[str],
+        found_timings: dict[str, float],
+    ) -> ViewResult:
+        return _finish_view(
+            image, value, model, intrinsics, name, search, found, found_problems, found_timings
+        )
+
     if detector is None:
-        return _finish_view(image, value, model, intrinsics, name, search, best, problems, timings)
+        return finish(best, problems, timings)
     crosscheck = _cross_check(image, model, intrinsics, detector, best, problems, timings)
     alternative = None
     if crosscheck.disagreements:
         learned_problems = [*problems]
         if crosscheck.alternative is None:
             learned_problems.append("the learned detector finds no puzzle here")
-        alternative = _finish_view(
-            image,
-            value,
-            model,
-            intrinsics,
-            name,
-            search,
-            crosscheck.alternative,
-            learned_problems,
-            {},
-        )
-    view = _finish_view(
-        image,
-        value,
-        model,
-        intrinsics,
-        name,
-        search,
-        crosscheck.best,
-        crosscheck.problems,
-        timings,
-    )
+        alternative = finish(crosscheck.alternative, learned_problems, {})
+    view = finish(crosscheck.best, crosscheck.problems, timings)
     return replace(
         view,
         notes=tuple(crosscheck.notes),

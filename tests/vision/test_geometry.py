@@ -321,6 +321,17 @@ def test_the_turned_axis_is_chosen_by_the_stickers_it_places_tightly(
     assert any(abs(abs(pair.angle_deg) - turned_deg) < 2.0 for pair in fit.pairs)
 
 
+def _scored_view(corpus_dir, capture: str, index: int):
+    """Stages 1-3 on one corpus view, scored against its truth (`evaluate_view`)."""
+    truth = json.loads((corpus_dir / f"{capture}.json").read_text())
+    view = truth["views"][index]
+    image = cv2.imread(str(corpus_dir / view["image"]))
+    model = puzzle_model(truth["puzzle"])
+    result = analyse_view(image, model, intrinsics_from_truth(view), view["image"])
+    assert result.fit is not None and result.fit.found
+    return evaluate_view(result, view, truth, model)
+
+
 def test_other_axes_are_judged_only_on_the_facelets_they_were_measured_on(corpus_dir) -> None:
     """c0137 cam1: a stickerless 3x3x3, one layer turned 19.6 degrees, a side face in shade
     whose stickers are barely outlined. The other axes are measured only on the stickers in
@@ -328,13 +339,7 @@ def test_other_axes_are_judged_only_on_the_facelets_they_were_measured_on(corpus
     match half of every clear cell of the whole puzzle (the shaded face's included), were left
     unmeasured, and their stickers unplaced: 3 of 13 left, "no puzzle found". Only cells on
     the parts they were measured on count now."""
-    truth = json.loads((corpus_dir / "c0137.json").read_text())
-    view = truth["views"][1]
-    image = cv2.imread(str(corpus_dir / view["image"]))
-    model = puzzle_model(truth["puzzle"])
-    result = analyse_view(image, model, intrinsics_from_truth(view), view["image"])
-    assert result.fit is not None and result.fit.found
-    score = evaluate_view(result, view, truth, model)
+    score = _scored_view(corpus_dir, "c0137", 1)
     assert score.placed >= 12
     assert score.placed_right == score.placed
     assert score.angle_errors and max(abs(e) for e in score.angle_errors) < 1.5
@@ -346,13 +351,7 @@ def test_the_other_axes_are_measured_on_the_group_of_parts_that_shows_them(corpu
     their tips lie on the U base, and the L and R tips went unmeasured ("could be on either
     side of the 60 degree limit": review for a solved puzzle). Each group in line is tried;
     the one on which the other axes measure the most pairs is kept."""
-    truth = json.loads((corpus_dir / "c0072.json").read_text())
-    view = truth["views"][1]
-    image = cv2.imread(str(corpus_dir / view["image"]))
-    model = puzzle_model(truth["puzzle"])
-    result = analyse_view(image, model, intrinsics_from_truth(view), view["image"])
-    assert result.fit is not None and result.fit.found
-    score = evaluate_view(result, view, truth, model)
+    score = _scored_view(corpus_dir, "c0072", 1)
     assert score.placed_right == score.placed >= 12
     # The turn (36.5 against 35.9) and both pairs of two other axes: 6 pairs, 3 before.
     assert len(score.angle_errors) >= 6
