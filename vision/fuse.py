@@ -406,13 +406,14 @@ def _fused_samples(
     model: PuzzleModel,
     per_view: Sequence[Samples],
     permutations: Sequence[NDArray[np.int64] | None],
+    calibrated: frozenset[int] = frozenset(),
 ) -> tuple[list[object], NDArray[np.float64], list[int]]:
     """Per fused facelet: the sample from the view that saw it largest (None if unseen), its
     pixel weight, and the facelets the views contradict each other on (left unseen).
 
     Where the views disagree, a projected sample gives way to a detected sticker's, and a
-    washed-out sample gives way to the saturated one (see `_washed_out`); any other
-    disagreement leaves the facelet unseen.
+    washed-out sample gives way to the saturated one (see `_washed_out`; `calibrated`: the
+    views a calibrated rig put together); any other disagreement leaves the facelet unseen.
     """
     from judgecam.vision.color_model import FaceletSample
 
@@ -420,13 +421,15 @@ def _fused_samples(
     samples: list[object] = [None] * count
     best = np.zeros(count)
     seen: list[list[tuple[NDArray[np.float64], float, float, bool]]] = [[] for _ in range(count)]
-    for (labs, weights, spreads, projected), permutation in zip(
-        per_view, permutations, strict=True
+    uncalibrated = np.zeros(count, dtype=bool)  # seen by a view no calibrated rig placed
+    for index, ((labs, weights, spreads, projected), permutation) in enumerate(
+        zip(per_view, permutations, strict=True)
     ):
         if permutation is None:
             continue
         for facelet in np.nonzero(weights > 0)[0]:
             target = int(permutation[facelet])
+            uncalibrated[target] |= index not in calibrated
             seen[target].append(
                 (
                     labs[facelet],
@@ -437,7 +440,7 @@ def _fused_samples(
             )
     conflicts = []
     for target, views_seen in enumerate(seen):
-        kept = _consistent(views_seen)
+        kept = _consistent(views_seen, not uncalibrated[target])
         if kept is None:
             # Two views see different colours at one place: trust neither.
             conflicts.append(target)
@@ -470,19 +473,29 @@ def _conflicts(seen: Sequence[Sequence[NDArray[np.float64]]]) -> list[int]:
 
 #: A sample lighter than another view's, with at most this fraction of its chroma (that one at
 #: least MIN_OWN_CHROMA), is the same sticker under glare: glare adds the light's own (white)
-#: colour, never chroma. It need not be blown out: glare on a sticker seen at an angle reads
-#: anywhere from L 74 (a blue on a dim 2x2x2, corpus c0037) to 95. Of 81 facelets two views
-#: contradicted on the corpus and nine rendered sets, 80 were the saturated view's colour;
-#: the other (4242 rig3 c0031, L 65 grey against blue) lay on a view placed wrong in part.
+#: colour, never chroma. Between views a calibrated rig puts together it need not be blown
+#: out: glare on a sticker seen at an angle reads anywhere from L 74 (a blue on a dim 2x2x2,
+#: corpus c0037) to 95. Of 81 facelets two such views contradicted on the corpus and nine
+#: rendered sets, 80 were the saturated view's colour; the other (4242 rig3 c0031, L 65 grey
+#: against blue) lay on a view placed wrong in part.
 WASHED_OUT_CHROMA_FRACTION = 0.3
 MIN_OWN_CHROMA = 20.0
+#: Between views put together by their own colours, the pale sample must be this light
+#: (CIELAB L), blown out: such views can pair a white sticker with a misplaced coloured one
+#: (corpus c0085 in frames twice as large, as `check`: white at L 84-90 against green, taken
+#: as glare, read a +2 as DNF).
+WASHED_OUT_LIGHTNESS = 95.0
 
 
-def _washed_out(washed: NDArray[np.float64], saturated: NDArray[np.float64]) -> bool:
-    """Whether `washed` looks like `saturated` under glare (lighter, nearly white)."""
+def _washed_out(
+    washed: NDArray[np.float64], saturated: NDArray[np.float64], calibrated: bool = False
+) -> bool:
+    """Whether `washed` looks like `saturated` under glare (lighter, nearly white; blown out
+    unless both views were put together by a calibrated rig)."""
     own = float(np.hypot(saturated[1], saturated[2]))
     return (
-        float(washed[0]) > float(saturated[0])
+        (calibrated or float(washed[0]) >= WASHED_OUT_LIGHTNESS)
+        and float(washed[0]) > float(saturated[0])
         and own >= MIN_OWN_CHROMA
         and float(np.hypot(washed[1], washed[2])) <= WASHED_OUT_CHROMA_FRACTION * own
     )
@@ -507,8 +520,10 @@ def _sheened(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
 
 def _consistent(
     samples: list[tuple[NDArray[np.float64], float, float, bool]],
+    calibrated: bool = False,
 ) -> list[tuple[NDArray[np.float64], float, float, bool]] | None:
-    """The samples of one facelet that can be trusted, or None if the views contradict."""
+    """The samples of one facelet that can be trusted, or None if the views contradict
+    (`calibrated`: the views were put together by a calibrated rig, see `_washed_out`)."""
     if len(samples) < 2:
         return samples
     if not _conflicts([[s[0] for s in samples]]):
@@ -517,17 +532,20 @@ def _consistent(
     detected = [s for s in samples if not s[3]]
     if detected and len(detected) < len(samples):
         # A detected sticker's outline is firmer evidence than a projected cell's inside.
-        return _consistent(detected)
+        return _consistent(detected, calibrated)
     saturated = max(samples, key=lambda s: float(np.hypot(s[0][1], s[0][2])))
     rest = [s for s in samples if s is not saturated]
-    if all(not _conflicts([[saturated[0], s[0]]]) or _washed_out(s[0], saturated[0]) for s in rest):
+    if all(
+        not _conflicts([[saturated[0], s[0]]]) or _washed_out(s[0], saturated[0], calibrated)
+        for s in rest
+    ):
         return [saturated]
     # Three or more views: a strict majority that agrees outvotes the rest (a hand, a reflection
     # or a misplaced detection spoils one view, not several independent ones at once).
     for sample in samples:
         group = [s for s in samples if not _conflicts([[sample[0], s[0]]])]
         if 2 * len(group) > len(samples) and not _conflicts([[s[0] for s in group]]):
-            return _consistent(group)
+            return _consistent(group, calibrated)
     return None
 
 
@@ -552,7 +570,10 @@ def _judge_alignment(
     rotations: Sequence[NDArray[np.float64] | None],
     scheme: ColorScheme | None,
     classify: Classifier | None = None,
+    calibrated: frozenset[int] = frozenset(),
 ) -> _Judged:
+    """The views fused under one alignment (`rotations`), classified and judged (`calibrated`:
+    the views a calibrated rig put together)."""
     from judgecam.puzzle import get_puzzle
     from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
     from judgecam.puzzle.verdict import judge
@@ -561,7 +582,7 @@ def _judge_alignment(
     permutations = tuple(
         None if rotation is None else model.facelet_permutation(rotation) for rotation in rotations
     )
-    samples, _, conflicts = _fused_samples(model, per_view, permutations)
+    samples, _, conflicts = _fused_samples(model, per_view, permutations, calibrated)
     colors = (classify or classify_colors)(samples, model.name, scheme)  # type: ignore[arg-type]
     labels = [UNKNOWN if label is None else label for label in colors.labels]
     for view, permutation in zip(views, permutations, strict=True):
@@ -731,9 +752,11 @@ def fuse_views(
             )
             for score, rotations in candidates
         ]
+    # The reference and the views the rig's poses put on it (the reference alone is no rig).
+    calibrated = frozenset({reference, *known_views}) if known_views else frozenset()
     judged = []
     for score, rotations in candidates:
-        result = _judge_alignment(model, views, per_view, rotations, scheme, classify)
+        result = _judge_alignment(model, views, per_view, rotations, scheme, classify, calibrated)
         illegal = not _legal(model, result.observation)
         cost = _color_cost(result.colors, result.samples)
         judged.append((illegal, -score, cost, result, tuple(rotations)))

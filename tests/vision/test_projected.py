@@ -277,17 +277,20 @@ def test_fusion_reads_a_glare_washed_sample_as_the_saturated_one() -> None:
     green = _sample((56.0, -51.0, 36.0), 400.0, False)
     kept = _consistent([glare, green])
     assert kept is not None and len(kept) == 1 and kept[0] is green
-    # Glare on a sticker seen at an angle need not blow it out (corpus c0037, a dim 2x2x2: one
-    # camera read its blue facelets grey at L 74, the other blue; they were left unseen).
+    # Between views a calibrated rig put together, glare on a sticker seen at an angle need not
+    # blow it out (corpus c0037, a dim 2x2x2: one camera read its blue facelets grey at L 74,
+    # the other blue; they were left unseen). Between views put together by their colours a
+    # grey that light may be a white sticker paired with a misplaced one: left unseen.
     grey = _sample((74.0, 2.0, -1.0), 2584.0, False)
     blue = _sample((29.0, 19.0, -49.0), 1744.0, False)
-    kept = _consistent([grey, blue])
+    kept = _consistent([grey, blue], calibrated=True)
     assert kept is not None and len(kept) == 1 and kept[0] is blue
+    assert _consistent([grey, blue]) is None
     # A grey darker than the coloured reading is no glare (4242 rig3 c0008: one view read dark
     # grey, L 27, where the other read the true orange): left unseen.
     dark = _sample((27.0, 0.0, 3.0), 124.0, False)
     orange = _sample((53.0, 2.0, 53.0), 2033.0, False)
-    assert _consistent([dark, orange]) is None
+    assert _consistent([dark, orange], calibrated=True) is None
 
 
 def test_fusion_leaves_real_disagreements_unseen() -> None:
