@@ -221,7 +221,7 @@ def _judge_unseen(
     """
     unseen = [i for i, label in enumerate(labels) if label == UNKNOWN]
     hidden = f"{len(unseen)} facelet(s) not seen" if unseen else "the missing facelet"
-    near = near_solved_completions(spec.name, labels)
+    near = _near_solved_under_snaps(spec, labels, measured)
     near_keys = {canonical(c) for c in near}
     found = complete(spec.name, labels, max_colorings=len(near) + 1)
     extras = [c for c in found.colorings if canonical(c) not in near_keys]
@@ -271,6 +271,33 @@ def _judge_unseen(
         (*reasons, implied, *dict.fromkeys(r for o in outcomes for r in o.reasons)),
         _pair_verdicts(measured, move_count),
     )
+
+
+def _near_solved_under_snaps(
+    spec: PuzzleSpec, labels: Sequence[str], measured: Sequence[_Measured]
+) -> list[tuple[str, ...]]:
+    """Every filling at most one move from solved, as seen or once a pair that may snap the
+    other way is turned that step (`_snap_options`), in the observation's frame.
+
+    A layer near half a step can have its colours read one step off the truth. The fillings
+    the table lookup finds for the colours as read are then two moves away, while the same
+    colours turned back by that step are one: without them only arbitrary fillings are judged,
+    and each of those stays two moves away under either snap (seed 5678 c0037: a +2 with a layer
+    at 44.7 degrees, read DNF).
+    """
+    found = list(near_solved_completions(spec.name, labels))
+    keys = {canonical(c) for c in found}
+    for m in measured:
+        for steps, _beyond_limit in _snap_options(m):
+            if not steps:
+                continue
+            turned = _turn_cut(spec, tuple(labels), m.pair, steps)
+            for coloring in near_solved_completions(spec.name, turned):
+                back = _turn_cut(spec, coloring, m.pair, -steps)
+                if canonical(back) not in keys:
+                    keys.add(canonical(back))
+                    found.append(back)
+    return found
 
 
 def _judge_coloring(

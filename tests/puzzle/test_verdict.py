@@ -302,3 +302,17 @@ def test_a_verdict_with_readings_taken_as_unseen_holds_for_every_colour_they_cou
     hidden = [i for i in range(54) if i // 9 == 3 or (i // 9 != 0 and i % 9 >= 6)]
     assert judge_unseen(spec, observation, hidden).verdict == "review"
     assert observation.facelets == state.colors  # the observation itself is left as it was
+
+
+def test_colours_read_one_step_off_at_half_a_step_are_not_judged_only_as_read() -> None:
+    """A +2 (R) whose U layer stands about 45 degrees out, read with U's colours one step on
+    (R U) and the pair at 44.9 +- 2.2 degrees: the other snap (U turned back) is R. With the
+    bottom unseen, the fillings one move from solved are found for the colours as read and for
+    them turned back; judged only as read, every filling was two moves away and the answer was
+    DNF (seed 5678 c0037). Both snaps are possible: review."""
+    unseen = [*D_FACE, *BOTTOM_ROWS]
+    result = verdict_of(observe("333", "R U", {"y:E|U": (44.9, 2.2)}, unknown=unseen))
+    assert result.verdict == "review", result.reasons
+    # Measured clearly within half a step, the same colours are two moves: DNF.
+    certain = verdict_of(observe("333", "R U", {"y:E|U": (-40.0, 1.0)}, unknown=unseen))
+    assert certain.verdict == "DNF"
