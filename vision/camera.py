@@ -76,6 +76,12 @@ def rotation_matrix(rvec: NDArray[np.float64]) -> NDArray[np.float64]:
     return np.asarray(matrix, dtype=np.float64)
 
 
+def rotation_angle_deg(rotation: NDArray[np.float64]) -> float:
+    """The angle (degrees) of a 3x3 rotation matrix."""
+    cosine = (float(np.trace(rotation)) - 1.0) / 2.0
+    return float(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
+
+
 def project(
     points: NDArray[np.float64],
     rotation: NDArray[np.float64],

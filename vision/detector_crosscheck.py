@@ -30,7 +30,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.camera import rotation_matrix
+from judgecam.vision.camera import rotation_angle_deg, rotation_matrix
 from judgecam.vision.fuse import KNOWN_ALIGNMENT_TOLERANCE_DEG, _map_pair, stated_uncertainty
 from judgecam.vision.geometry import GeometryFit, PairAngle
 from judgecam.vision.model import PuzzleModel
@@ -138,12 +138,6 @@ class _Mapping(NamedTuple):
     twist_deg: float
     mapped: NDArray[np.int64]  # the classical placements, renamed into the learned frame
     symmetry: int  # index into model.symmetries
-
-
-def rotation_angle_deg(rotation: NDArray[np.float64]) -> float:
-    """The angle (degrees) of a 3x3 rotation matrix."""
-    cosine = (float(np.trace(rotation)) - 1.0) / 2.0
-    return float(np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))))
 
 
 def swing_twist_deg(

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.camera import rotation_matrix
+from judgecam.vision.camera import rotation_angle_deg, rotation_matrix
 from judgecam.vision.colorspace import bgr_to_lab, ciede2000
 from judgecam.vision.geometry import GeometryFit, PairAngle
 from judgecam.vision.model import PuzzleModel
@@ -640,14 +640,32 @@ def _known_alignment(
     reference_view, other_view = views[reference], views[index]
     if first is None or second is None or reference_view is None or other_view is None:
         return None
-    world_reference = np.asarray(first)[:3, :3] @ rotation_matrix(reference_view.fit.rvec)
-    world_other = np.asarray(second)[:3, :3] @ rotation_matrix(other_view.fit.rvec)
-    relative = world_reference.T @ world_other
-    best = min(model.symmetries, key=lambda g: float(np.abs(g - relative).max()))
-    cosine = (np.trace(best.T @ relative) - 1.0) / 2.0
-    if np.degrees(np.arccos(np.clip(cosine, -1.0, 1.0))) > KNOWN_ALIGNMENT_TOLERANCE_DEG:
-        return None
-    return np.asarray(best, dtype=np.float64)
+    best, angle = nearest_symmetry(
+        model,
+        puzzle_in_world(first, reference_view.fit),
+        puzzle_in_world(second, other_view.fit),
+    )
+    return None if angle > KNOWN_ALIGNMENT_TOLERANCE_DEG else best
+
+
+def puzzle_in_world(
+    world_from_camera: NDArray[np.float64], fit: GeometryFit
+) -> NDArray[np.float64]:
+    """The rotation of a view's puzzle frame (its fit's body) in the world of a calibrated rig:
+    world_from_puzzle = world_from_camera x camera_from_puzzle."""
+    return np.asarray(world_from_camera)[:3, :3] @ rotation_matrix(fit.rvec)
+
+
+def nearest_symmetry(
+    model: PuzzleModel, first: NDArray[np.float64], second: NDArray[np.float64]
+) -> tuple[NDArray[np.float64], float]:
+    """The puzzle symmetry closest to the rotation between two world rotations of the puzzle
+    (`puzzle_in_world`), and the angle (degrees) the rotation is from it: near 0 when both see
+    the same puzzle frame up to the puzzle's symmetry."""
+    relative = first.T @ second
+    angles = [rotation_angle_deg(symmetry.T @ relative) for symmetry in model.symmetries]
+    index = int(np.argmin(angles))
+    return np.asarray(model.symmetries[index], dtype=np.float64), angles[index]
 
 
 def _legal(model: PuzzleModel, observation: Observation) -> bool:

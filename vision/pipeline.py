@@ -27,6 +27,8 @@ from judgecam.vision.fuse import (
     ViewEvidence,
     fits_another_arrangement,
     fuse_views,
+    nearest_symmetry,
+    puzzle_in_world,
 )
 from judgecam.vision.geometry import GeometryFit, fit_geometry
 from judgecam.vision.glare import glare_decides, mixed_colors
@@ -328,11 +330,7 @@ def _whole_puzzle_region(
     """
     if not fit.found:
         return None
-    sizes = [
-        facelet.size_px
-        for facelet, placed in zip(segmentation.facelets, fit.assignment, strict=True)
-        if placed >= 0
-    ]
+    sizes = _placed_sizes(segmentation, fit)
     sticker = float(np.median(sizes)) if sizes else region.sticker_px
     height, width = shape[:2]
     hull = _silhouette(fit, model, intrinsics).reshape(-1, 2).astype(np.float64)
@@ -423,15 +421,19 @@ MIN_FIT_INLIERS = 0.6
 MIN_POSE_INLIERS = 0.75
 
 
-def _loose_fit(fit: GeometryFit, segmentation: FaceletSegmentation) -> str | None:
-    """Why a fit is too loose to trust its facelet placements, or None."""
-    # A sticker's size is that of the patches the fit placed: the median of every patch would
-    # shrink with clutter of many small parts around the puzzle (a LEGO robot's).
-    sizes = [
+def _placed_sizes(segmentation: FaceletSegmentation, fit: GeometryFit) -> list[float]:
+    """The sizes of the patches the fit placed: a sticker's size. The median of every patch
+    would shrink with clutter of many small parts around the puzzle (a LEGO robot's)."""
+    return [
         facelet.size_px
         for facelet, placed in zip(segmentation.facelets, fit.assignment, strict=True)
         if placed >= 0
     ]
+
+
+def _loose_fit(fit: GeometryFit, segmentation: FaceletSegmentation) -> str | None:
+    """Why a fit is too loose to trust its facelet placements, or None."""
+    sizes = _placed_sizes(segmentation, fit)
     error = fit.reprojection_px / max(float(np.median(sizes)), 1e-6) if sizes else np.inf
     if error > MAX_FIT_ERROR:
         return f"the puzzle fits loosely (corner error {error:.0%} of a sticker)"
@@ -992,44 +994,29 @@ def _second_look(
 LOOSE_POSE_AGREEMENT_DEG = 3.0
 
 
-def _tight_world_rotations(
-    views: Sequence[ViewResult],
-    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
-) -> dict[int, NDArray[np.float64]]:
-    """Per view whose fit is tight: its puzzle's rotation in the world (rig poses only)."""
-    if world_from_camera is None:
-        return {}
-    rotations = {}
-    for index, view in enumerate(views):
-        pose = world_from_camera[index] if index < len(world_from_camera) else None
-        if pose is None or not view.found or view.segmentation is None or view.fit is None:
-            continue
-        if _loose_fit(view.fit, view.segmentation) is None:
-            rotations[index] = np.asarray(pose)[:3, :3] @ rotation_matrix(view.fit.rvec)
-    return rotations
+def _fit_check(
+    view: ViewResult, pose: NDArray[np.float64] | None
+) -> tuple[str | None, NDArray[np.float64] | None] | None:
+    """For a view that fitted the puzzle: why its fit is loose (None if tight) and its puzzle's
+    rotation in the rig's world (None without a pose); None for a view that did not."""
+    if not view.found or view.segmentation is None or view.fit is None:
+        return None
+    rotation = None if pose is None else puzzle_in_world(pose, view.fit)
+    return _loose_fit(view.fit, view.segmentation), rotation
 
 
 def _agrees_with_rig(
     model: PuzzleModel,
-    fit: GeometryFit,
-    index: int,
-    tight: dict[int, NDArray[np.float64]],
-    world_from_camera: Sequence[NDArray[np.float64] | None] | None,
+    rotation: NDArray[np.float64] | None,
+    tight: Sequence[NDArray[np.float64]],
 ) -> bool:
-    """Whether a loose cube fit's pose agrees with every tight view's (LOOSE_POSE_AGREEMENT_DEG)."""
-    if world_from_camera is None or not tight or model.facelet_corners.shape[1] != 4:
+    """Whether a loose cube fit's puzzle rotation in the world (`fuse.puzzle_in_world`, None
+    without a rig pose) agrees with every tight view's within LOOSE_POSE_AGREEMENT_DEG."""
+    if rotation is None or not tight or model.facelet_corners.shape[1] != 4:
         return False
-    pose = world_from_camera[index] if index < len(world_from_camera) else None
-    if pose is None:
-        return False
-    rotation = np.asarray(pose)[:3, :3] @ rotation_matrix(fit.rvec)
-    for other in tight.values():
-        relative = other.T @ rotation
-        cosines = [(np.trace(g.T @ relative) - 1.0) / 2.0 for g in model.symmetries]
-        angle = float(np.degrees(np.arccos(np.clip(max(cosines), -1.0, 1.0))))
-        if angle > LOOSE_POSE_AGREEMENT_DEG:
-            return False
-    return True
+    return all(
+        nearest_symmetry(model, other, rotation)[1] <= LOOSE_POSE_AGREEMENT_DEG for other in tight
+    )
 
 
 def _largest_piece(puzzle: str) -> int:
@@ -1066,15 +1053,20 @@ def _judge(
         )
     usable: list[ViewEvidence | None] = []
     left_out = False
-    tight_poses = _tight_world_rotations(views, world_from_camera)
-    for index, view in enumerate(views):
-        if not view.found or view.segmentation is None or view.fit is None:
+    poses = world_from_camera or [None] * len(views)
+    checks = [_fit_check(view, pose) for view, pose in zip(views, poses, strict=True)]
+    tight = [
+        rotation
+        for loose, rotation in filter(None, checks)
+        if loose is None and rotation is not None
+    ]
+    for view, check in zip(views, checks, strict=True):
+        if check is None:
             usable.append(None)
             continue
-        loose = _loose_fit(view.fit, view.segmentation)
-        if loose is not None and _agrees_with_rig(
-            model, view.fit, index, tight_poses, world_from_camera
-        ):
+        assert view.segmentation is not None and view.fit is not None
+        loose, rotation = check
+        if loose is not None and _agrees_with_rig(model, rotation, tight):
             reasons.append(f"{view.name}: {loose}, but its pose agrees with the other views'")
             loose = None
         if loose is not None:
