@@ -531,6 +531,12 @@ def _consistent(
         return clear or samples
     detected = [s for s in samples if not s[3]]
     if detected and len(detected) < len(samples):
+        projected = [s for s in samples if s[3]]
+        saturated = max(projected, key=lambda s: float(np.hypot(s[0][1], s[0][2])))
+        if all(_washed_out(s[0], saturated[0]) for s in detected):
+            # A sticker blown out by a reflected light still has an outline; the colour is
+            # where the light is not (1618 hands c0028: a lamp mirrored over a blue face).
+            return _consistent(projected, calibrated)
         # A detected sticker's outline is firmer evidence than a projected cell's inside.
         return _consistent(detected, calibrated)
     saturated = max(samples, key=lambda s: float(np.hypot(s[0][1], s[0][2])))

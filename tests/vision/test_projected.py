@@ -272,6 +272,19 @@ def test_fusion_prefers_a_detected_sticker_over_a_projected_sample() -> None:
     assert _consistent([detected, projected]) == [detected]
 
 
+def test_fusion_reads_a_blown_out_sticker_by_another_views_projected_sample() -> None:
+    # 1618 hands c0028: a lamp mirrored over a blue face in one camera; two of its stickers
+    # outlined there at L 99 were seen by the other camera only where the fit projects them.
+    # The outline was kept over the projected blue: white, eleven whites, a +2 read DNF.
+    blown = _sample((99.0, 0.0, 1.0), 1400.0, False)
+    blue = _sample((32.0, 28.0, -60.0), 1070.0, True)
+    kept = _consistent([blown, blue])
+    assert kept is not None and len(kept) == 1 and kept[0] is blue
+    # A white that is not blown out keeps its outline's word against a projected colour.
+    white = _sample((86.0, 0.0, 1.0), 1400.0, False)
+    assert _consistent([white, blue]) == [white]
+
+
 def test_fusion_reads_a_glare_washed_sample_as_the_saturated_one() -> None:
     glare = _sample((99.5, -1.0, 2.0), 900.0, False)  # blown out to white
     green = _sample((56.0, -51.0, 36.0), 400.0, False)
