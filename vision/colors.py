@@ -627,8 +627,9 @@ def _one_colour_under_two_lights(
     (`color_shading.shading_splits`), the light explains the split as well, and the winner
     with the two merged (`_merged`: refined by the pieces, legal) wins instead: its margin over
     the split is the price of a colour minus the split's chromaticity evidence. When the counts
-    forbid the merge, they settle it and the split stands; when only the pieces or legality
-    do, it stands with no margin (a review, never a confident split).
+    forbid the merge, they settle it and the split stands, unless both clusters look grey
+    (`_both_neutral`); when only the pieces or legality forbid it, or the two are greys, it
+    stands with no margin (a review, never a confident split).
     """
     caps: list[tuple[NDArray[np.intp], float]] = []
     penalty, labs = problem.penalty, problem.labs
@@ -639,9 +640,14 @@ def _one_colour_under_two_lights(
         for first, second, separation in shading_splits(
             labs, best.members, penalty, MIN_NOISE_DELTA_E
         ):
-            if not _merge_allowed(problem, best, first, second):
-                continue
             rows = np.flatnonzero((best.members == first) | (best.members == second))
+            if not _merge_allowed(problem, best, first, second):
+                if _both_neutral(labs, best.members, first, second):
+                    logger.debug(
+                        "clusters %d and %d: greys split by the counts alone", first, second
+                    )
+                    blocked.append((rows, 0.0))
+                continue
             merged = _merged(problem, best, first, second)
             if merged is None:
                 blocked.append((rows, 0.0))
@@ -684,11 +690,32 @@ class _Problem:
     naming_fit: NamingFit | None = None
 
 
+#: Below this CIELAB chroma a sample or a cluster looks grey: white, or a colour washed out by
+#: glare or darkness.
+NEUTRAL_CHROMA = 10.0
+
+
+def _both_neutral(
+    labs: NDArray[np.float64], members: NDArray[np.intp], first: int, second: int
+) -> bool:
+    """Whether clusters `first` and `second` both look grey (`NEUTRAL_CHROMA`).
+
+    A scheme has one grey colour at most, so two grey clusters the counts keep apart are one
+    colour with some of it misread (corpus c0107: a face blown out by a mirrored lamp beside the
+    white face in shadow, L 100 and L 40; the shadowed whites were named red with confidence
+    0.99). Coloured clusters alike but for the light are left to the counts: red and orange
+    under a dim face light are two colours that the counts rightly keep apart.
+    """
+    means = [labs[members == k].mean(axis=0) for k in (first, second)]
+    return all(float(np.hypot(mean[1], mean[2])) < NEUTRAL_CHROMA for mean in means)
+
+
 def _merge_allowed(problem: _Problem, candidate: _Resolved, first: int, second: int) -> bool:
     """Whether the counts let clusters `first` and `second` of `candidate` be one colour: not
     when both hold a seen centre (two centres are two colours), when together they hold more
     than a face's worth, or when the unseen facelets cannot hold the whole of the colour left
-    out. These are certainties, so a split they force stands with its full confidence."""
+    out. These are certainties, so a split they force stands with its full confidence (but for
+    two greys: `_both_neutral`)."""
     model = problem.model
     centres = set(problem.pinned.values())
     if first in centres and second in centres:

@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 
 from judgecam.puzzle.observation import Observation
 from judgecam.puzzle.verdict import Verdict, holds_without, judge_unseen
+from judgecam.vision.colors import NEUTRAL_CHROMA
 from judgecam.vision.fuse import Fusion, ViewEvidence, _view_samples
 from judgecam.vision.model import PuzzleModel
 
@@ -37,11 +38,11 @@ SATURATED_CHROMA = 20.0
 
 PENALTIES = ("+2", "DNF")
 
-#: One colour name on a sample with chroma below NEUTRAL_CHROMA and on one with chroma at least
-#: CHROMATIC_CHROMA means two colours were merged. On the rendered corpus (rig poses) it flags
-#: no cluster of a correct verdict; the 4 clusters of one true colour it flags (a red washed to
-#: chroma 4 by glare, ...) are all in captures already answered review.
-NEUTRAL_CHROMA = 10.0
+#: One colour name on a sample with chroma below NEUTRAL_CHROMA (grey-looking, `colors`) and on
+#: one with chroma at least CHROMATIC_CHROMA means two colours were merged. On the rendered
+#: corpus (rig poses) it flags no cluster of a correct verdict; the 4 clusters of one true
+#: colour it flags (a red washed to chroma 4 by glare, ...) are all in captures already
+#: answered review.
 CHROMATIC_CHROMA = 30.0
 
 

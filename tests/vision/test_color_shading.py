@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,8 @@ from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
 from judgecam.vision.color_shading import chromaticity, shading_splits
 from judgecam.vision.color_simulation import LIGHTS, observe, scramble
 from judgecam.vision.colors import LOW_CONFIDENCE, MIN_NOISE_DELTA_E, classify_colors
+
+DATA = Path(__file__).parent / "data"
 
 
 def _shaded(sample: FaceletSample, factor: float) -> FaceletSample:
@@ -86,3 +91,27 @@ def test_a_solved_puzzle_with_a_face_half_in_shadow_stays_solved(
     seen = [index for index, sample in enumerate(samples) if sample is not None]
     assert [result.labels[i] for i in seen] == [state.colors[i] for i in seen]
     assert min(result.confidences[i] for i in front) > LOW_CONFIDENCE
+
+
+def test_two_greys_the_counts_keep_apart_get_no_confidence() -> None:
+    # Corpus c0107 with rig poses (one oblique view): a lamp mirrored over face L blew its
+    # nine red and orange stickers out to L 100; the white face beside it lies in shadow at
+    # L 40. Both look grey, one colour but for the light, and only the counts (13 > 9) kept
+    # them apart: the shadowed whites were named red with confidence 0.99 and the DNF rested
+    # on that. No grey facelet may now be confident, and no confident facelet misread.
+    data = json.loads((DATA / "c0107-fused-samples.json").read_text(encoding="utf-8"))
+    samples = [
+        None if row is None else FaceletSample((row[0], row[1], row[2]), row[3], int(row[4]))
+        for row in data["samples"]
+    ]
+    result = classify_colors(samples, data["puzzle"])
+    truth = data["truth"]
+    seen = [i for i, sample in enumerate(samples) if sample is not None]
+    greys = [i for i in seen if np.hypot(*samples[i].lab[1:]) < 10.0]  # type: ignore[union-attr]
+    assert len(greys) == 12
+    assert max(result.confidences[i] for i in greys) < LOW_CONFIDENCE
+    confident = [i for i in seen if result.confidences[i] >= 0.9]
+    for first in confident:
+        for second in confident:
+            same_read = result.labels[first] == result.labels[second]
+            assert same_read == (truth[first] == truth[second]), (first, second)
