@@ -14,6 +14,10 @@ them. The pieces and the colour counts allowed it, so no other check doubted it.
 It only doubts, never merges: over seven test sets (rig poses) 225 clusters looked like another
 cluster's colour, and only 14 of them were truly that colour (all reviewed anyway); the rest
 were two colours, mostly an orange that the light estimate puts nearer red.
+
+`shaded_decides` asks the same of single facelets, by chromaticity, which a shadow over part
+of a face leaves alone: a penalty may not rest on facelets whose chromaticity is another colour's
+of the reading.
 """
 
 from __future__ import annotations
@@ -23,9 +27,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from judgecam.puzzle.observation import MISSING, UNKNOWN
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.puzzle.verdict import DNF, PLUS_TWO, holds_without, judge_unseen
+from judgecam.vision.color_model import FaceletSample
 from judgecam.vision.color_naming import lab_to_linear_rgb, linear_rgb_to_lab
+from judgecam.vision.color_shading import chromaticity
 from judgecam.vision.colorspace import ciede2000
 
 if TYPE_CHECKING:
@@ -92,3 +99,52 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
             "light or glare?"
         )
     return None
+
+
+def shaded_decides(fusion: Fusion) -> str | None:
+    """A reason for review if a penalty rests on facelets whose chromaticity is another seen
+    colour's rather than their own.
+
+    Stage 4 tells colours apart in CIEDE2000, lightness included, and lights each face as a
+    whole; a shadow over part of a face (a turned layer's, a hand's) darkens a sticker towards
+    the darker colour of a pair of like hues, red for an orange, while its chromaticity stays
+    put (`color_shading.chromaticity`). On a render never seen before (seed 4646 rig3 c0028, a
+    +2), an orange at L 40 beside the face's oranges at L 58 was read red with confidence 1.0:
+    DNF. Each facelet is compared with the mean chromaticity of every colour read (its own
+    without it); those nearer another colour are taken as unseen, and if the penalty then does
+    not hold (`holds_without`), a judge looks.
+    """
+    verdict = fusion.verdict.verdict
+    if verdict not in (PLUS_TWO, DNF) or not fusion.samples:
+        return None
+    observation = fusion.observation
+    labels = observation.facelets
+    seen = [
+        (index, sample)
+        for index, sample in enumerate(fusion.samples)
+        if isinstance(sample, FaceletSample) and labels[index] not in (UNKNOWN, MISSING)
+    ]
+    if len(seen) < 2:
+        return None
+    chroma = chromaticity(np.array([sample.lab for _, sample in seen]))
+    names = np.array([labels[index] for index, _ in seen])
+    flagged = []
+    for row, (index, _) in enumerate(seen):
+        distances = {}
+        for name in sorted(set(names.tolist())):
+            members = names == name
+            if name == labels[index] and members.sum() > 1:
+                members[row] = False  # its own colour without it
+            distances[name] = float(np.linalg.norm(chroma[members].mean(axis=0) - chroma[row]))
+        if min(distances, key=distances.__getitem__) != labels[index]:
+            flagged.append(index)
+    if not flagged:
+        return None
+    spec = get_puzzle(observation.puzzle)
+    if holds_without(verdict, judge_unseen(spec, observation, flagged)):
+        return None
+    logger.info("%s rests on %d facelets of another colour's chromaticity", verdict, len(flagged))
+    return (
+        f"the {verdict} rests on {len(flagged)} facelet(s) whose hue is another colour's "
+        "(review without them): a shadow or a light over part of a face?"
+    )

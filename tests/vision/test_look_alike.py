@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
+
 from judgecam.calibration.scheme import builtin_scheme
 from judgecam.puzzle.observation import UNKNOWN, Observation, PairObservation
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.puzzle.verdict import judge
-from judgecam.vision.color_model import ColorClassification, ColorCluster
+from judgecam.vision.color_model import ColorClassification, ColorCluster, FaceletSample
 from judgecam.vision.fuse import Fusion
-from judgecam.vision.look_alike import misnamed_clusters, misnamed_decides
+from judgecam.vision.look_alike import misnamed_clusters, misnamed_decides, shaded_decides
+
+DATA = Path(__file__).parent / "data"
 
 #: As on c0019 of the seed-7777 render (a +2 under glare): F's greens in shadow, two of them
 #: lit (CIELAB), and R's red face not seen at all.
@@ -75,3 +81,28 @@ def test_two_clusters_with_more_facelets_than_one_colour_has_are_two_colours() -
     lab_of["green"] = SHADED_GREEN
     lab_of["red"] = LIT_GREEN
     assert misnamed_clusters(_fusion(labels, lab_of)) == []
+
+
+def _fused(labels_key: str) -> Fusion:
+    """Seed 4646 rig3 c0028 as fused with rig poses: its samples, with the colours stage 4 read
+    (`read`) or the true ones (`truth`), every pair in line (snapped)."""
+    data = json.loads((DATA / "seed4646-rig3-c0028-fused.json").read_text(encoding="utf-8"))
+    samples = tuple(
+        None if row is None else FaceletSample((row[0], row[1], row[2]), row[3], int(row[4]))
+        for row in data["samples"]
+    )
+    labels = [UNKNOWN if label is None else label for label in data[labels_key]]
+    lab_of = {color.name: color.lab for color in builtin_scheme("333").colors}
+    return replace(_fusion(labels, lab_of), samples=samples)
+
+
+def test_a_penalty_that_rests_on_a_shaded_facelet_read_as_another_colour_goes_to_a_judge() -> None:
+    # An orange sticker in a shadow, L 40 beside the face's oranges at L 58 (the same hue), was
+    # nearer red in CIEDE2000 and read red with confidence 1.0: a +2 (F') read DNF.
+    misread = _fused("read")
+    assert misread.verdict.verdict == "DNF"
+    reason = shaded_decides(misread)
+    assert reason is not None and "the DNF rests on" in reason
+    right = _fused("truth")
+    assert right.verdict.verdict == "+2"
+    assert shaded_decides(right) is None
