@@ -879,7 +879,9 @@ def _refine_angle(
     tx, ty, tz = translation.tolist()
     ax, ay, az = ((rotation @ direction) * (np.pi / 180.0)).tolist()
     dof = max(2 * len(base) - 1, 1)
-    sigma = np.inf
+    # The standard error is that of the last step taken: its residuals are kept and it is
+    # computed once after the loop, not at every step.
+    last: tuple[FloatArray, FloatArray, float] | None = None
     for _ in range(4):
         # Camera-frame points and their derivative: d/dtheta (R_turn X) = axis x (R_turn X),
         # written per coordinate (no (N, 3) temporaries: this runs ~20 times per view).
@@ -897,11 +899,14 @@ def _refine_angle(
             break
         delta = -float(jacobian_x @ residual_x + jacobian_y @ residual_y) / normal
         angle += min(max(delta, -5.0), 5.0)
-        variance = float(residual_x @ residual_x + residual_y @ residual_y) / dof
-        sigma = float(np.sqrt(variance / normal))
+        last = (residual_x, residual_y, normal)
         if abs(delta) < 1e-3:
             break
-    return angle, sigma
+    if last is None:
+        return angle, np.inf
+    residual_x, residual_y, normal = last
+    variance = float(residual_x @ residual_x + residual_y @ residual_y) / dof
+    return angle, float(np.sqrt(variance / normal))
 
 
 def _wrap(angle: float, step: float) -> float:
