@@ -185,24 +185,27 @@ def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) ->
     measured where it is steep. None if no side has enough contrast to measure.
     """
     height, width = image.shape[:2]
-    middles, normals, sizes = [], [], []
-    for corners in outlines:
-        center = np.add.reduce(corners, axis=0) / len(corners)  # = corners.mean(axis=0)
-        size = float(np.sqrt(abs(cv2.contourArea(corners.astype(np.float32)))))
-        if size < 6:
-            continue
-        middle = (corners + corners[np.arange(1, len(corners) + 1) % len(corners)]) / 2.0
-        normal = middle - center
-        length = np.sqrt(normal[:, 0] * normal[:, 0] + normal[:, 1] * normal[:, 1])
-        normal /= np.maximum(length, 1e-6)[:, None]
-        middles.append(middle)
-        normals.append(normal)
-        sizes.append(np.full(len(middle), size))
-    if not middles:
+    sizes = [float(np.sqrt(abs(cv2.contourArea(c.astype(np.float32))))) for c in outlines]
+    kept = [(corners, size) for corners, size in zip(outlines, sizes, strict=True) if size >= 6]
+    if not kept:
         return None
+    # Every outline's side middles and outward normals at once where all have as many corners
+    # (stage 2's facelets do): the same sums and products, per element, as one at a time.
+    groups = [kept] if len({len(corners) for corners, _ in kept}) == 1 else [[k] for k in kept]
+    middles, normals = [], []
+    for group in groups:
+        corners = np.stack([c for c, _ in group])  # (N, K, 2)
+        count = corners.shape[1]
+        center = np.add.reduce(corners, axis=1) / count  # = corners.mean(axis=1)
+        middle = (corners + corners[:, np.arange(1, count + 1) % count]) / 2.0
+        normal = middle - center[:, None]
+        length = np.sqrt(normal[..., 0] * normal[..., 0] + normal[..., 1] * normal[..., 1])
+        normal /= np.maximum(length, 1e-6)[..., None]
+        middles.append(middle.reshape(-1, 2))
+        normals.append(normal.reshape(-1, 2))
     middle_all = np.concatenate(middles)
     normal_all = np.concatenate(normals)
-    size_all = np.concatenate(sizes)
+    size_all = np.concatenate([np.full(len(corners), size) for corners, size in kept])
     fractions = np.linspace(-0.3, 0.3, 31)  # of the facelet size, along the outward normal
     steps = fractions[None, :] * size_all[:, None]  # (sides, samples) in pixels
     points = middle_all[:, None, :] + steps[..., None] * normal_all[:, None, :]
