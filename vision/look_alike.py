@@ -15,9 +15,10 @@ It only doubts, never merges: over seven test sets (rig poses) 225 clusters look
 cluster's colour, and only 14 of them were truly that colour (all reviewed anyway); the rest
 were two colours, mostly an orange that the light estimate puts nearer red.
 
-`shaded_decides` asks the same of single facelets, by chromaticity, which a shadow over part
-of a face leaves alone: a penalty may not rest on facelets whose chromaticity is another colour's
-of the reading.
+A cluster also looks like another colour when its chromaticity, which shade leaves alone, is
+nearer that colour's than its own name's (seed 1357 rig2 `--hands` c0014). `shaded_decides` asks
+the same of single facelets: a penalty may not rest on facelets whose chromaticity is another
+colour's of the reading.
 """
 
 from __future__ import annotations
@@ -43,9 +44,17 @@ logger = logging.getLogger(__name__)
 
 
 def misnamed_clusters(fusion: Fusion, scheme: ColorScheme | None = None) -> list[tuple[str, str]]:
-    """(name, looks like) for every seen cluster whose nearest scheme colour, under the light
-    stage 4 estimated, is not its name but the name of another seen cluster, where the two
-    together fit one colour's count (more facelets than a face has are two colours)."""
+    """(name, looks like) for every seen cluster that looks like another seen cluster's colour
+    rather than its own name, where the two together fit one colour's count (more facelets than
+    a face has are two colours).
+
+    It looks like another colour if its nearest scheme colour under the light stage 4 estimated
+    is another cluster's name, or if its chromaticity (brightness aside) lies nearer another
+    cluster's than its own name's under that light. The second catches a colour split off by
+    shade: seed 1357 rig2 `--hands` c0014, whites in shadow at L 50-65 beside whites blown out
+    to L 100 were named green; in CIEDE2000 they were nearest orange, a colour with too many
+    facelets to share, but in chromaticity white's, far from green's.
+    """
     from judgecam.calibration.scheme import builtin_scheme
 
     colors = fusion.colors
@@ -60,15 +69,33 @@ def misnamed_clusters(fusion: Fusion, scheme: ColorScheme | None = None) -> list
     distances = ciede2000(adapted[:, None, :], reference.centres()[None, :, :])
     counts = {cluster.name: cluster.count for cluster in seen}
     per_color = len(colors.labels) // len(reference.colors)
+    # Brightness aside: each cluster's chromaticity against its name's under the light (the
+    # scheme colour with the light's gains taken back out) and against the other clusters'.
+    chroma = chromaticity(labs)
+    expected = chromaticity(
+        linear_rgb_to_lab(lab_to_linear_rgb(reference.centres()) / np.asarray(colors.gains))
+    )
     found = []
-    for cluster, row in zip(seen, distances, strict=True):
-        nearest = reference.names[int(np.argmin(row))]
-        if (
-            nearest != cluster.name
-            and nearest in counts
-            and cluster.count + counts[nearest] <= per_color
-        ):
-            found.append((cluster.name, nearest))
+    for index, (cluster, row) in enumerate(zip(seen, distances, strict=True)):
+        looks_like = [reference.names[int(np.argmin(row))]]
+        if cluster.name in reference.names:
+            own = float(
+                np.linalg.norm(chroma[index] - expected[reference.names.index(cluster.name)])
+            )
+            gaps = np.linalg.norm(chroma - chroma[index], axis=1)
+            looks_like += [
+                seen[position].name
+                for position in np.argsort(gaps, kind="stable")
+                if position != index and gaps[position] < own
+            ]
+        for nearest in looks_like:
+            if (
+                nearest != cluster.name
+                and nearest in counts
+                and cluster.count + counts[nearest] <= per_color
+                and (cluster.name, nearest) not in found
+            ):
+                found.append((cluster.name, nearest))
     return found
 
 

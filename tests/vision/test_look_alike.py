@@ -6,6 +6,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
+
 from judgecam.calibration.scheme import builtin_scheme
 from judgecam.puzzle.observation import UNKNOWN, Observation, PairObservation
 from judgecam.puzzle.registry import get_puzzle
@@ -22,8 +24,13 @@ SHADED_GREEN = (28.4, -31.0, 21.1)
 LIT_GREEN = (59.1, -43.9, 29.7)
 
 
-def _fusion(labels: list[str], lab_of: dict[str, tuple[float, float, float]]) -> Fusion:
-    """A fusion of `labels` (a 3x3x3, pairs in line) with one cluster per colour read."""
+def _fusion(
+    labels: list[str],
+    lab_of: dict[str, tuple[float, float, float]],
+    gains: tuple[float, float, float] = (1.0, 1.0, 1.0),
+) -> Fusion:
+    """A fusion of `labels` (a 3x3x3, pairs in line) with one cluster per colour read, under a
+    light of von Kries `gains`."""
     pairs = tuple(
         PairObservation(axis, parts, 0.0, 0.5) for axis in "xyz" for parts in ((0, 1), (1, 2))
     )
@@ -38,7 +45,7 @@ def _fusion(labels: list[str], lab_of: dict[str, tuple[float, float, float]]) ->
         tuple(0.0 if label == UNKNOWN else 1.0 for label in labels),
         clusters,
         (),
-        (1.0, 1.0, 1.0),
+        gains,
     )
     verdict = judge(get_puzzle("333"), observation)
     return Fusion(observation, verdict, classification, (), (), (), (), False)
@@ -83,26 +90,52 @@ def test_two_clusters_with_more_facelets_than_one_colour_has_are_two_colours() -
     assert misnamed_clusters(_fusion(labels, lab_of)) == []
 
 
-def _fused(labels_key: str) -> Fusion:
-    """Seed 4646 rig3 c0028 as fused with rig poses: its samples, with the colours stage 4 read
-    (`read`) or the true ones (`truth`), every pair in line (snapped)."""
-    data = json.loads((DATA / "seed4646-rig3-c0028-fused.json").read_text(encoding="utf-8"))
+def _fused(capture: str, labels_key: str) -> Fusion:
+    """A capture's fusion with rig poses from its fixture (`data/CAPTURE-fused.json`): its
+    fused samples, with the colours stage 4 read (`read`) or the true ones (`truth`), each
+    colour's cluster at its samples' mean, the light stage 4 estimated, every pair in line."""
+    data = json.loads((DATA / f"{capture}-fused.json").read_text(encoding="utf-8"))
     samples = tuple(
         None if row is None else FaceletSample((row[0], row[1], row[2]), row[3], int(row[4]))
         for row in data["samples"]
     )
     labels = [UNKNOWN if label is None else label for label in data[labels_key]]
-    lab_of = {color.name: color.lab for color in builtin_scheme("333").colors}
-    return replace(_fusion(labels, lab_of), samples=samples)
+    lab_of = {
+        name: tuple(
+            np.mean(
+                [
+                    row[:3]
+                    for row, label in zip(data["samples"], labels, strict=True)
+                    if label == name
+                ],
+                axis=0,
+            )
+        )
+        for name in set(labels) - {UNKNOWN}
+    }
+    gains = tuple(data["gains"])
+    return replace(_fusion(labels, lab_of, gains), samples=samples)  # type: ignore[arg-type]
 
 
 def test_a_penalty_that_rests_on_a_shaded_facelet_read_as_another_colour_goes_to_a_judge() -> None:
     # An orange sticker in a shadow, L 40 beside the face's oranges at L 58 (the same hue), was
     # nearer red in CIEDE2000 and read red with confidence 1.0: a +2 (F') read DNF.
-    misread = _fused("read")
+    misread = _fused("seed4646-rig3-c0028", "read")
     assert misread.verdict.verdict == "DNF"
     reason = shaded_decides(misread)
     assert reason is not None and "the DNF rests on" in reason
-    right = _fused("truth")
+    right = _fused("seed4646-rig3-c0028", "truth")
     assert right.verdict.verdict == "+2"
     assert shaded_decides(right) is None
+
+
+def test_a_penalty_that_rests_on_a_cluster_coloured_like_another_goes_to_a_judge() -> None:
+    # Seed 1357 rig2 --hands c0014 (a +2): U's right column of whites in shadow (L 50-65, a
+    # little warm) beside whites blown out to L 100, a cluster of their own and named green (the
+    # colour no camera saw; nearest orange in CIEDE2000, a seen colour with too many facelets to
+    # share): DNF. Brightness aside it is white's colour, far from green's under the light.
+    misread = _fused("seed1357-rig2-hands-c0014", "read")
+    assert misread.verdict.verdict == "DNF"
+    assert ("green", "white") in misnamed_clusters(misread)
+    reason = misnamed_decides(misread)
+    assert reason is not None and "read green that look white" in reason
