@@ -53,7 +53,10 @@ def test_a_solved_face_half_in_a_spotlight_is_not_a_dnf(repo_root: Path) -> None
     """A render never seen before (seed 3141 c0006, `tests/vision/data/seed3141-c0006`): a
     solved pastel 3x3x3 from a single top camera, its cream top face half in a spotlight. It
     was read as four "orange" and five "red" facelets: DNF, a solved puzzle penalised. Two of
-    its stickers are crossed by the light's edge: the answer is review, and why."""
+    its stickers are crossed by the light's edge: the answer is review, and why. Two checks
+    see the light's work; since session 15 the look-alike one (`look_alike.misnamed_clusters`,
+    by chromaticity) runs first and gives its reason, and the top face is still found lit
+    unevenly."""
     folder = repo_root / "tests" / "vision" / "data" / "seed3141-c0006"
     truth = json.loads((folder / "c0006.json").read_text(encoding="utf-8"))
     assert truth["verdict"] == "solved"
@@ -61,4 +64,12 @@ def test_a_solved_face_half_in_a_spotlight_is_not_a_dnf(repo_root: Path) -> None
     image = cv2.imread(str(folder / view["image"]))
     result = check([(view["image"], image)], truth["puzzle"], [intrinsics_from_truth(view)])
     assert result.verdict == "review"
-    assert any("lit unevenly" in reason and "DNF with them" in reason for reason in result.reasons)
+    assert any(
+        ("lit unevenly" in reason and "DNF with them" in reason)
+        or ("the DNF rests on" in reason and "split by light" in reason)
+        for reason in result.reasons
+    )
+    assert result.fusion is not None
+    model = puzzle_model(truth["puzzle"])
+    fused = result.fusion
+    assert unevenly_lit_faces(model, fused.observation.facelets, fused.samples) == [0]
