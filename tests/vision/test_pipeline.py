@@ -627,6 +627,39 @@ def test_a_loose_view_whose_pose_agrees_with_the_rig_is_used(repo_root: Path) ->
     assert moved.verdict == "review"
 
 
+def test_a_loose_view_the_rig_agrees_with_is_left_out_when_too_few_patches_fit(
+    repo_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The rig's pose agreement vouches for a fit whose corners miss, not for one that leaves
+    too many patches unexplained: which patch is which facelet is then in doubt (seed 3434 rig2
+    `--hands` c0001 cam0: 59 % of its patches fitting a pose within 3 degrees of the rig's, 4
+    stickers placed wrong, a +2 read DNF). seed2718-rig3-c0031's camera 1, taken as such a fit,
+    is left out with the rig's poses."""
+    import json
+
+    from judgecam.vision import pipeline
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    folder = repo_root / "tests" / "vision" / "data" / "seed2718-rig3-c0031"
+    truth = json.loads((folder / "c0031.json").read_text(encoding="utf-8"))
+    views = [
+        analyse_view(
+            cv2.imread(str(folder / view["image"])),
+            puzzle_model(truth["puzzle"]),
+            intrinsics_from_truth(view),
+            view["image"],
+        )
+        for view in truth["views"]
+    ]
+    poses = [np.asarray(view["world_from_camera"], dtype=np.float64) for view in truth["views"]]
+    admitted = pipeline.judge_views(views, truth["puzzle"], world_from_camera=poses)
+    assert any("c0031_cam1.jpg" in r and "pose agrees" in r for r in admitted.reasons)
+    monkeypatch.setattr(pipeline, "_few_patches_fit", lambda fit: fit is views[1].fit)
+    doubted = pipeline.judge_views(views, truth["puzzle"], world_from_camera=poses)
+    assert any("c0031_cam1.jpg" in r and "view left out" in r for r in doubted.reasons)
+    assert doubted.verdict == "review"
+
+
 def test_a_white_sticker_is_not_taken_for_glare_between_views_put_together_by_colour(
     corpus_dir: Path,
 ) -> None:
