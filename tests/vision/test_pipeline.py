@@ -635,22 +635,11 @@ def test_a_loose_view_the_rig_agrees_with_is_left_out_when_too_few_patches_fit(
     `--hands` c0001 cam0: 59 % of its patches fitting a pose within 3 degrees of the rig's, 4
     stickers placed wrong, a +2 read DNF). seed2718-rig3-c0031's camera 1, taken as such a fit,
     is left out with the rig's poses."""
-    import json
-
     from judgecam.vision import pipeline
-    from judgecam.vision.evaluate import intrinsics_from_truth
 
-    folder = repo_root / "tests" / "vision" / "data" / "seed2718-rig3-c0031"
-    truth = json.loads((folder / "c0031.json").read_text(encoding="utf-8"))
-    views = [
-        analyse_view(
-            cv2.imread(str(folder / view["image"])),
-            puzzle_model(truth["puzzle"]),
-            intrinsics_from_truth(view),
-            view["image"],
-        )
-        for view in truth["views"]
-    ]
+    views, truth = _analysed_views(
+        repo_root / "tests" / "vision" / "data" / "seed2718-rig3-c0031", "c0031"
+    )
     poses = [np.asarray(view["world_from_camera"], dtype=np.float64) for view in truth["views"]]
     admitted = pipeline.judge_views(views, truth["puzzle"], world_from_camera=poses)
     assert any("c0031_cam1.jpg" in r and "pose agrees" in r for r in admitted.reasons)
