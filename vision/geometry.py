@@ -297,17 +297,23 @@ def _nearest_counts(
     valid: NDArray[np.bool_],
     detected: FloatArray,
     sizes: FloatArray,
-    floor: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """For a batch of predictions (B, m, 2): a soft inlier count and the mean inlier residual.
 
     Each detection scores 1 - (d / tolerance)^2 for its nearest prediction at distance d (in
     sticker sizes), 0 beyond the tolerance: tight fits beat loose ones that merely land near
     facelets (a pose shifted by one layer). Not one-to-one (cheap, for ranking hypotheses); the
-    final matches are one-to-one. `floor` (n,): squared distances to predictions shared by the
-    whole batch, computed once by the caller instead of once per batch member.
+    final matches are one-to-one.
     """
-    squared = _nearest_squared(predicted, valid, detected)
+    return _squared_counts(_nearest_squared(predicted, valid, detected), sizes)
+
+
+def _squared_counts(
+    squared: FloatArray, sizes: FloatArray, floor: FloatArray | None = None
+) -> tuple[FloatArray, FloatArray]:
+    """`_nearest_counts` from the squared nearest distances (B, n) it computes; `floor` (n,):
+    squared distances to predictions shared by the whole batch, computed once by the caller
+    instead of once per batch member."""
     if floor is not None:
         squared = np.minimum(squared, floor[None, :])
     nearest = np.sqrt(squared) / sizes[None, :]  # (B, n)
@@ -605,30 +611,21 @@ def _part_facelets(model: PuzzleModel, axis_index: int) -> tuple[NDArray[np.int6
 
 
 def _turned_model(
-    model: PuzzleModel, axis_index: int, angles: Sequence[float], skip_part: int = -1
+    model: PuzzleModel, axis_index: int, angles: Sequence[float]
 ) -> tuple[FloatArray, FloatArray]:
-    """Facelet centres and normals with every part of one axis turned by its angle (but
-    `skip_part`, left as it is: for callers that only use the other parts' facelets)."""
+    """Facelet centres and normals with every part of one axis turned by its angle."""
     axis = model.axes[axis_index]
     centers = model.facelet_centers.copy()
     normals = model.facelet_normals.copy()
     part_facelets = _part_facelets(model, axis_index)
     for part, angle in enumerate(angles):
-        if angle == 0.0 or part == skip_part:
+        if angle == 0.0:
             continue
         selected = part_facelets[part]
         turn = rotation_about(axis.direction, angle)
         centers[selected] = centers[selected] @ turn.T
         normals[selected] = normals[selected] @ turn.T
     return centers, normals
-
-
-@functools.cache
-def _other_facelets(model: PuzzleModel, axis_index: int, part: int) -> NDArray[np.bool_]:
-    """Which facelets are not on one part of one axis (a per-model constant)."""
-    others = model.axes[axis_index].facelet_part != part
-    others.flags.writeable = False  # shared by every call: read only
-    return others
 
 
 @functools.cache
@@ -654,34 +651,63 @@ def _grid_search_part(
     translation: FloatArray,
     axis_index: int,
     part: int,
-    angles: Sequence[float],
+    floor: FloatArray | None,
     pool: NDArray[np.int64],
     grid_deg: float = GRID_STEP_DEG,
-) -> float | None:
-    """Best grid angle of one part with the others fixed, scoring all parts together.
+) -> tuple[float, FloatArray] | None:
+    """Best grid angle of one part with the others fixed, scoring all parts together, and the
+    squared distance of each pool detection to the part's nearest facelet at that angle.
 
     Scoring the union means a part cannot gain by covering detections its neighbours already
-    explain: only its own facelets raise the score.
+    explain: only its own facelets raise the score. `floor`: the squared distances of the pool
+    detections to the other parts' nearest facelets (`_part_distances`), which do not move
+    over the grid.
     """
-    model = problem.model
-    centers, normals = _turned_model(model, axis_index, angles, skip_part=part)
-    others = _other_facelets(model, axis_index, part)
-    centers = centers[others]
-    facing_others = _facing(normals[others], centers, rotation, translation)
-    fixed = project(centers[facing_others], rotation, translation, problem.matrix)
-    grid, own_centers, own_normals = _part_on_grid(model, axis_index, part, grid_deg)
+    grid, own_centers, own_normals = _part_on_grid(problem.model, axis_index, part, grid_deg)
     facing = _facing(own_normals, own_centers, rotation, translation)
     if not facing.any():
         return None
     predicted = project(own_centers, rotation, translation, problem.matrix)
-    # The other parts do not move over the grid: their nearest distances are computed once.
-    detected = problem.centers[pool]
-    floor = _nearest_squared(fixed[None], None, detected)[0]
-    counts, residual = _nearest_counts(
-        predicted, facing, detected, problem.sizes[pool], floor=floor
-    )
+    squared = _nearest_squared(predicted, facing, problem.centers[pool])
+    counts, residual = _squared_counts(squared, problem.sizes[pool], floor)
     best = int(np.lexsort((residual, -counts))[0])
-    return float(grid[best])
+    return float(grid[best]), squared[best]
+
+
+def _part_distances(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    axis_index: int,
+    angles: Sequence[float],
+    pool: NDArray[np.int64],
+) -> list[FloatArray]:
+    """Per part of one axis at its angle, the squared distance (n,) of each pool detection to
+    the part's nearest facelet facing the camera (inf if none does).
+
+    Computed once for all parts; a part's grid search (`_grid_search_part`) then takes its
+    floor, the other parts' minimum, instead of projecting the other parts again.
+    """
+    model = problem.model
+    centers, normals = _turned_model(model, axis_index, angles)
+    facing = _facing(normals, centers, rotation, translation)
+    predicted = project(centers[facing], rotation, translation, problem.matrix)
+    detected = problem.centers[pool]
+    along_x = predicted[:, :1] - detected[:, 0]
+    along_y = predicted[:, 1:] - detected[:, 1]
+    squared = along_x * along_x + along_y * along_y  # (facing facelets, n)
+    owner = model.axes[axis_index].facelet_part[facing]
+    distances = []
+    for part in range(len(angles)):
+        mine = owner == part
+        distances.append(squared[mine].min(axis=0) if mine.any() else np.full(len(pool), np.inf))
+    return distances
+
+
+def _floor(distances: list[FloatArray], part: int) -> FloatArray | None:
+    """The elementwise minimum of every other part's distances (None if there is none)."""
+    others = [d for index, d in enumerate(distances) if index != part]
+    return functools.reduce(np.minimum, others) if others else None
 
 
 def _match_axis(
@@ -743,6 +769,9 @@ def _fit_axis(
     searched: list[float] | None = None  # the angles the last sweep's grid searches gave
     for _sweep in range(sweeps):
         settled = list(angles)
+        distances = _part_distances(
+            problem, rotation, translation, axis_index, angles, detections_pool
+        )
         for part in range(parts):
             found = _grid_search_part(
                 problem,
@@ -750,12 +779,12 @@ def _fit_axis(
                 translation,
                 axis_index,
                 part,
-                angles,
+                _floor(distances, part),
                 detections_pool,
                 GRID_STEP_DEG if sweeps > 1 else QUICK_GRID_STEP_DEG,
             )
             if found is not None:
-                angles[part] = found
+                angles[part], distances[part] = found
         if angles == searched:
             # The grid searches gave what the last sweep's did: its matches and refinements
             # would repeat exactly, and so would every later sweep's (the second sweep of all
@@ -1085,12 +1114,25 @@ def _measure_other_axes(
     translation: FloatArray,
     active_axis: int,
     reference: _Reference,
-) -> dict[int, list[PartAngle | None]]:
-    """Every axis but the active one, measured on the reference group (see `_references`)."""
+    to_beat: tuple[int, int] | None = None,
+) -> dict[int, list[PartAngle | None]] | None:
+    """Every axis but the active one, measured on the reference group (see `_references`).
+
+    None, with the axes left unmeasured, once the group provably cannot measure more than
+    `to_beat` (`_measured_well` of the best group so far, which only a better one replaces):
+    what is measured plus the most the axes left could add (`_most_measured`) is no more.
+    """
     model = problem.model
     turned = rotation @ rotation_about(model.axes[active_axis].direction, reference.angle_deg)
-    return {
-        axis_index: _fit_axis(
+    axes = [axis_index for axis_index in range(len(model.axes)) if axis_index != active_axis]
+    measured: dict[int, list[PartAngle | None]] = {}
+    for position, axis_index in enumerate(axes):
+        if to_beat is not None:
+            pairs, facelets = _measured_well(measured)
+            most_pairs, most_facelets = _most_measured(model, axes[position:], len(reference.pool))
+            if (pairs + most_pairs, facelets + most_facelets) <= to_beat:
+                return None
+        measured[axis_index] = _fit_axis(
             problem,
             turned,
             translation,
@@ -1099,9 +1141,7 @@ def _measure_other_axes(
             sweeps=1,
             eligible=reference.eligible,
         )[0]
-        for axis_index in range(len(model.axes))
-        if axis_index != active_axis
-    }
+    return measured
 
 
 def _measured_well(others: dict[int, list[PartAngle | None]]) -> tuple[int, int]:
@@ -1114,6 +1154,15 @@ def _measured_well(others: dict[int, list[PartAngle | None]]) -> tuple[int, int]
     )
     facelets = sum(a.facelets for angles in others.values() for a in angles if a is not None)
     return pairs, facelets
+
+
+def _most_measured(model: PuzzleModel, axes: Sequence[int], detections: int) -> tuple[int, int]:
+    """An upper bound of what `_measured_well` can count on these axes from a pool of this
+    many detections: each measured part holds at least one of them (so an axis measures at
+    most that many parts, adjacent pairs one fewer), and an axis's matches are one-to-one
+    (at most every detection)."""
+    pairs = sum(max(min(len(model.axes[a].part_names), detections) - 1, 0) for a in axes)
+    return pairs, detections * len(axes)
 
 
 def fit_geometry(
@@ -1209,8 +1258,9 @@ def fit_geometry(
     part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
     best_others: dict[int, list[PartAngle | None]] | None = None
     for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
-        others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate)
-        if best_others is None or _measured_well(others) > _measured_well(best_others):
+        to_beat = None if best_others is None else _measured_well(best_others)
+        others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
+        if others is not None and (to_beat is None or _measured_well(others) > to_beat):
             best_others, eligible = others, candidate.eligible
     assert best_others is not None
     for axis_index, angles in best_others.items():
