@@ -395,3 +395,33 @@ def test_the_number_of_body_poses_does_not_depend_on_the_last_solver_call(
     fit = fit_geometry(segmentation.facelets, model, intrinsics)
     assert len(calls) == last
     assert fit.found, fit.problems
+
+
+@pytest.mark.parametrize(("puzzle", "eye", "axis", "angles"), CASES[:3] + CASES[4:5])
+def test_a_reference_group_measures_no_more_than_the_skip_bound(
+    monkeypatch, puzzle, eye, axis, angles
+) -> None:
+    """`_measure_other_axes` stops a reference group that cannot beat the best so far by the
+    bound `_most_measured`; that is safe only if no group ever measures more than it."""
+    import judgecam.vision.geometry as geometry
+
+    model = puzzle_model(puzzle)
+    view = render_view(model, solved_colors(model), eye, turn=Turn(axis, angles), seed=3)
+    segmentation = segment_facelets(view.image, find_puzzles(view.image).candidates[0])
+    measure = geometry._measure_other_axes
+    groups: list[tuple[tuple[int, int], tuple[int, int]]] = []
+
+    def recorded(problem, rotation, translation, active_axis, reference, to_beat=None):
+        measured = measure(problem, rotation, translation, active_axis, reference)
+        assert measured is not None  # nothing to beat: measured in full
+        others = [a for a in range(len(model.axes)) if a != active_axis]
+        bound = geometry._most_measured(model, others, len(reference.pool))
+        groups.append((geometry._measured_well(measured), bound))
+        return measure(problem, rotation, translation, active_axis, reference, to_beat)
+
+    monkeypatch.setattr(geometry, "_measure_other_axes", recorded)
+    fit = fit_geometry(segmentation.facelets, model, Intrinsics(view.camera_matrix, np.zeros(5)))
+    assert fit.found and groups
+    assert max(facelets for (_, facelets), _ in groups) > 0
+    for (pairs, facelets), (most_pairs, most_facelets) in groups:
+        assert pairs <= most_pairs and facelets <= most_facelets
