@@ -133,9 +133,11 @@ class VisionJudge:
                 k: round(float(v), 1) for k, v in getattr(result, "timings_ms", {}).items()
             },
         }
+        # What made it a review first: the page lists the reasons in this order.
+        because = tuple(str(r) for r in getattr(result, "review_because", ()))
         return JudgeResult(
             str(result.verdict),
-            tuple(str(r) for r in result.reasons),
+            (*because, *(str(r) for r in result.reasons if str(r) not in because)),
             details,
             self._overlays(result, views) if self.draw else {},
         )

@@ -80,6 +80,9 @@ class Verdict:
     unreachable: bool = False
     #: When unseen facelets make it review: the verdicts their legal fillings give (sorted).
     possible: tuple[str, ...] = ()
+    #: For a review: the reasons that make it one (the rest of `reasons` are notes, such as
+    #: unseen facelets that the visible pieces imply); empty otherwise.
+    review_because: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict."""
@@ -88,6 +91,7 @@ class Verdict:
             "moves_from_solved": self.moves_from_solved,
             "unreachable": self.unreachable,
             "reasons": list(self.reasons),
+            "review_because": list(self.review_because),
             "pairs": [
                 {
                     "label": p.label,
@@ -174,15 +178,13 @@ def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
     askew = contradiction(spec, [_angle(m) for m in measured if m.measured])
     if askew is not None:
         first, second = askew
+        crossed = (
+            f"{first.pair.label} ({first.residual_deg:+.1f} degrees) and {second.pair.label} "
+            f"({second.residual_deg:+.1f} degrees) cross and are both askew, which no intact "
+            "puzzle can show: a piece out of place, or a misread angle",
+        )
         return Verdict(
-            REVIEW,
-            None,
-            (
-                f"{first.pair.label} ({first.residual_deg:+.1f} degrees) and {second.pair.label} "
-                f"({second.residual_deg:+.1f} degrees) cross and are both askew, which no intact "
-                "puzzle can show: a piece out of place, or a misread angle",
-            ),
-            _pair_verdicts(measured, None),
+            REVIEW, None, crossed, _pair_verdicts(measured, None), review_because=crossed
         )
     for holder in measured:
         if held := [m.pair.label for m in measured if m.held_by == holder.pair.label]:
@@ -208,6 +210,7 @@ def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
         (*reasons, *outcome.reasons),
         _pair_verdicts(measured, outcome.move_count),
         unreachable=outcome.unreachable,
+        review_because=outcome.reasons if outcome.verdict == REVIEW else (),
     )
 
 
@@ -229,47 +232,47 @@ def _judge_unseen(
     no_pairs = _pair_verdicts(measured, None)
     if not candidates:
         if found.out_of_nodes:
-            return Verdict(REVIEW, None, (*reasons, f"{hidden}: too little seen to tell"), no_pairs)
+            because: tuple[str, ...] = (f"{hidden}: too little seen to tell",)
+            return Verdict(REVIEW, None, (*reasons, *because), no_pairs, review_because=because)
         # The pruned search skips the twists and flips it rules out; name them for the judge.
         explained = complete(spec.name, labels, max_colorings=0, prune=False)
         detail = explained.failures[:3] or ("the visible colours fit no legal puzzle",)
+        because = ("no legal puzzle shows the visible colours:", *detail)
         return Verdict(
-            REVIEW,
-            None,
-            (*reasons, "no legal puzzle shows the visible colours:", *detail),
-            no_pairs,
-            unreachable=True,
+            REVIEW, None, (*reasons, *because), no_pairs, unreachable=True, review_because=because
         )
     outcomes = [_judge_coloring(spec, coloring, measured) for coloring in candidates]
     verdicts = sorted({o.verdict for o in outcomes})
     counts = {o.count for o in outcomes}
     count = counts.pop() if len(counts) == 1 else None
     if len(verdicts) > 1:
+        because = (f"{hidden}: they could change the result ({' or '.join(verdicts)})",)
         return Verdict(
             REVIEW,
             count,
-            (*reasons, f"{hidden}: they could change the result ({' or '.join(verdicts)})"),
+            (*reasons, *because),
             no_pairs,
             possible=tuple(verdicts),
+            review_because=because,
         )
     if found.out_of_nodes and not extras:
-        return Verdict(
-            REVIEW,
-            None,
-            (*reasons, f"{hidden}: too many legal puzzles fit what was seen"),
-            no_pairs,
-        )
+        because = (f"{hidden}: too many legal puzzles fit what was seen",)
+        return Verdict(REVIEW, None, (*reasons, *because), no_pairs, review_because=because)
     first = outcomes[0]
     if len(candidates) == 1:
         implied = f"{hidden}: the visible pieces imply {'them' if unseen else 'its colour'}"
     else:
         implied = f"{hidden}: every legal filling gives the same verdict"
     move_count = first.move_count if len(candidates) == 1 else None
+    # Every filling gives the same verdict; if that is review (angles near a limit), the
+    # fillings' reasons are why.
+    outcome_reasons = tuple(dict.fromkeys(r for o in outcomes for r in o.reasons))
     return Verdict(
         first.verdict,
         count,
-        (*reasons, implied, *dict.fromkeys(r for o in outcomes for r in o.reasons)),
+        (*reasons, implied, *outcome_reasons),
         _pair_verdicts(measured, move_count),
+        review_because=outcome_reasons if first.verdict == REVIEW else (),
     )
 
 

@@ -264,6 +264,7 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
         "verdict": result.verdict,
         "moves_from_solved": result.moves_from_solved,
         "reasons": list(result.reasons),
+        "review_because": list(result.review_because),
         "pairs": pairs,
         "hidden": list(result.fusion.hidden_faces)
         if result.fusion is not None
@@ -285,7 +286,8 @@ def result_to_json(result: CheckResult) -> dict[str, Any]:
 
 
 def human_answer(result: CheckResult) -> str:
-    """A short answer: the verdict, the largest misalignment and the reasons."""
+    """A short answer: the verdict and, for a review, what made it one; the largest
+    misalignment; then the other reasons (notes)."""
     lines = [
         f"{result.verdict}"
         + (
@@ -294,6 +296,7 @@ def human_answer(result: CheckResult) -> str:
             else ""
         )
     ]
+    lines.extend(f"why: {reason}" for reason in result.review_because)
     if result.fusion is not None and result.fusion.pairs:
         from judgecam.vision.model import puzzle_model
 
@@ -304,7 +307,7 @@ def human_answer(result: CheckResult) -> str:
             f"largest misalignment: {names} about {largest.axis}, "
             f"{largest.angle_deg:+.1f} ± {largest.uncertainty_deg:.1f} degrees"
         )
-    lines.extend(f"- {reason}" for reason in result.reasons)
+    lines.extend(f"- {r}" for r in result.reasons if r not in result.review_because)
     return "\n".join(lines)
 
 

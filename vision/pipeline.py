@@ -115,6 +115,9 @@ class CheckResult:
     views: tuple[ViewResult, ...]
     fusion: Fusion | None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    #: For a `review`: the reasons that made it one (the rest of `reasons` are notes a judge
+    #: may also want, such as a view left out or assumed intrinsics); empty otherwise.
+    review_because: tuple[str, ...] = ()
 
 
 def _ms(start: float) -> float:
@@ -1062,6 +1065,8 @@ def _judge(
             "no intrinsics given: assumed a Pi Camera Module 3 field of view (66 degrees)"
         )
     usable: list[ViewEvidence | None] = []
+    # Why views gave nothing: their problems, and loose fits left out.
+    unusable = [f"{view.name}: {problem}" for view in views for problem in view.problems]
     left_out = False
     poses = world_from_camera or [None] * len(views)
     checks = [_fit_check(view, pose) for view, pose in zip(views, poses, strict=True)]
@@ -1088,6 +1093,7 @@ def _judge(
             # facelets and pairs are then unseen and unmeasured; the colours it would have
             # cross-checked are asked of the verdict (`_face_decides`).
             reasons.append(f"{view.name}: {loose}; view left out")
+            unusable.append(reasons[-1])
             usable.append(None)
             left_out = True
             continue
@@ -1100,7 +1106,14 @@ def _judge(
     hard_problem = any(view.problems and not _view_lost(view.problems) for view in views)
     if not any(usable):
         return CheckResult(
-            puzzle, "review", None, tuple(dict.fromkeys(reasons)), views, None, timings
+            puzzle,
+            "review",
+            None,
+            tuple(dict.fromkeys(reasons)),
+            views,
+            None,
+            timings,
+            tuple(dict.fromkeys(unusable)),
         )
     start = time.perf_counter()
     fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
@@ -1126,10 +1139,22 @@ def _judge(
     if fusion.colors is not None:
         reasons.extend(reason for reason in fusion.colors.reasons if "not seen" not in reason)
     final = verdict.verdict
-    if hard_problem or fusion.ambiguous:
-        final = "review"
-    if any(not pair.consistent for pair in fusion.pairs):
-        # Views that measure one pair differently read at least one of them wrong.
+    # What made it a review, when it is one: the rules engine's reasons, or the one check below
+    # that sent it to a judge (the first that did; later checks do not run).
+    review_reasons = list(verdict.review_because or verdict.reasons) if final == "review" else []
+    inconsistent = any(not pair.consistent for pair in fusion.pairs)
+    if final != "review" and (hard_problem or fusion.ambiguous or inconsistent):
+        # A view's problem (two puzzles, blur, the frame's edge), views that cannot be put
+        # together, or that measure one pair differently (one of them read it wrong).
+        review_reasons = [
+            *(
+                f"{view.name}: {problem}"
+                for view in views
+                for problem in view.problems
+                if not _view_lost(view.problems)
+            ),
+            *fusion.reasons,
+        ]
         final = "review"
     contradicted = fusion.contradicted
     if world_from_camera is None and contradicted > _largest_piece(puzzle):
@@ -1141,6 +1166,8 @@ def _judge(
             f"the views contradict each other on {contradicted} facelets, more than one piece "
             "has: they may be put together wrong"
         )
+        if final != "review":
+            review_reasons = [reasons[-1]]
         final = "review"
     # Glare (a facelet washed out in one view, coloured in another) deciding a penalty, or one
     # colour name on a grey and a saturated sample: a judge looks instead (vision/glare.py).
@@ -1166,15 +1193,15 @@ def _judge(
         glare = light_edge_decides(model, fusion, usable)
     if glare is not None:
         reasons.append(glare)
-        final = "review"
+        review_reasons, final = [glare], "review"
     decisive = _decisive_facelet(model, fusion) if final != "review" else None
     if decisive is not None:
         reasons.append(decisive)
-        final = "review"
+        review_reasons, final = [decisive], "review"
     close = _closest_colors(fusion)
     if close is not None and final != "review":
         reasons.append(close)
-        final = "review"
+        review_reasons, final = [close], "review"
     if final != "review" and _arrangement_doubt(fusion):
         # Colours that fit no arrangement of the scheme may have been merged, swapped or named
         # wrongly as a whole, and such misreads can make a turned puzzle look solved (white and
@@ -1187,12 +1214,12 @@ def _judge(
                 else "(calibrate the scheme: judgecam calibrate scheme)"
             )
         )
-        final = "review"
+        review_reasons, final = [reasons[-1]], "review"
     if final in (PLUS_TWO, DNF):
         one_face = _face_decides(model, fusion, lost_view)
         if one_face is not None:
             reasons.append(one_face)
-            final = "review"
+            review_reasons, final = [one_face], "review"
     doubtful = _doubtful_colors(fusion)
     if doubtful and final != "review":
         if _colors_otherwise_sound(fusion) and _verdict_without(fusion, doubtful) == final:
@@ -1207,7 +1234,10 @@ def _judge(
                 f"{len(doubtful)} facelet colour(s) uncertain (confidence below "
                 f"{MIN_COLOR_CONFIDENCE:g}) and they could change the verdict: a judge must check"
             )
-            final = "review"
+            review_reasons, final = [reasons[-1]], "review"
 
     moves = verdict.moves_from_solved if final == verdict.verdict else None
-    return CheckResult(puzzle, final, moves, tuple(dict.fromkeys(reasons)), views, fusion, timings)
+    because = tuple(dict.fromkeys(review_reasons)) if final == "review" else ()
+    return CheckResult(
+        puzzle, final, moves, tuple(dict.fromkeys(reasons)), views, fusion, timings, because
+    )

@@ -203,3 +203,20 @@ def test_the_demo_records_each_attempts_rig_from_the_truth(corpus_dir: Path) -> 
             assert previous.decision is not None
             assert previous.decision.timestamp_ns < change.timestamp_ns
             assert change.timestamp_ns < attempt.trigger.timestamp_ns
+
+
+def test_the_station_lists_first_what_made_it_a_review() -> None:
+    """The page shows the reasons in order: what sent the attempt to a judge comes first, the
+    notes after, each once."""
+    answer = dataclasses.make_dataclass("Result", ["verdict", "reasons", "review_because"])(
+        "review",
+        ("a view left out", "no intrinsics given", "glare on face U decides the verdict"),
+        ("glare on face U decides the verdict",),
+    )
+    judge = VisionJudge({}, check=lambda *args, **kwargs: answer, draw=False)
+    result = judge.judge(_frames(0), "333")
+    assert result.reasons == (
+        "glare on face U decides the verdict",
+        "a view left out",
+        "no intrinsics given",
+    )

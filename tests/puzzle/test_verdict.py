@@ -316,3 +316,29 @@ def test_colours_read_one_step_off_at_half_a_step_are_not_judged_only_as_read() 
     # Measured clearly within half a step, the same colours are two moves: DNF.
     certain = verdict_of(observe("333", "R U", {"y:E|U": (-40.0, 1.0)}, unknown=unseen))
     assert certain.verdict == "DNF"
+
+
+def test_a_review_says_which_of_its_reasons_make_it_one() -> None:
+    """`review_because` holds the reasons a judge must look into; notes such as unseen facelets
+    the visible pieces imply are reasons too, but not why it is a review."""
+    # An angle near the limit with the bottom hidden but implied: the angle is why.
+    near_limit = verdict_of(observe("333", "", {"x:M|R": (44.0, 2.0)}, unknown=D_FACE))
+    assert near_limit.verdict == "review"
+    assert any("imply" in r for r in near_limit.reasons)
+    assert near_limit.review_because
+    assert all("imply" not in r for r in near_limit.review_because)
+    assert any("either side of the 45 degree limit" in r for r in near_limit.review_because)
+    assert set(near_limit.review_because) <= set(near_limit.reasons)
+    # A hidden layer that could be turned.
+    hidden = verdict_of(observe("333", "", unknown=[*D_FACE, *BOTTOM_ROWS]))
+    assert len(hidden.review_because) == 1 and "could change the result" in hidden.review_because[0]
+    # A twisted corner: no legal state, and that is why.
+    labels = list(get_puzzle("333").solved_state().colors)
+    labels[8], labels[9], labels[20] = labels[9], labels[20], labels[8]
+    twisted = verdict_of(Observation("333", tuple(labels), observe("333").pairs))
+    assert twisted.review_because == twisted.reasons
+    assert twisted.review_because[0].startswith("not solved: a twisted corner")
+    # Decided verdicts have none, with or without notes.
+    assert verdict_of(observe("333", "R", unknown=D_FACE)).review_because == ()
+    assert verdict_of(observe("333", "")).review_because == ()
+    assert verdict_of(observe("333", "")).to_dict()["review_because"] == []

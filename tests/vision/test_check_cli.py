@@ -91,6 +91,23 @@ def test_without_intrinsics_it_says_so(cube_image, capsys) -> None:
     assert "assumed a Pi Camera Module 3" in out
 
 
+def test_a_review_says_first_what_made_it_one(cube_image, tmp_path, capsys) -> None:
+    """One camera sees three faces at most: the unseen ones could change the result. That is
+    the line a judge reads first ("why: ..."), before the notes (assumed intrinsics); the JSON
+    gives it as `review_because`, and as a reason too."""
+    assert main(["check", str(cube_image), "--puzzle", "333"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "review"
+    assert lines[1].startswith("why: ") and "could change the result" in lines[1]
+    notes = [line for line in lines if line.startswith("- ")]
+    assert any("assumed a Pi Camera Module 3" in note for note in notes)
+    assert all(note[2:] != lines[1][5:] for note in notes)  # said once
+    assert main(["check", str(cube_image), "--puzzle", "333", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["review_because"] == [lines[1][5:]]
+    assert answer["review_because"][0] in answer["reasons"]
+
+
 def test_overlay_is_written(cube_image, tmp_path, capsys) -> None:
     assert (
         main(["check", str(cube_image), "--puzzle", "333", "--overlay", str(tmp_path / "out")]) == 0
