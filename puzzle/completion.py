@@ -25,7 +25,7 @@ import logging
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -79,6 +79,20 @@ def complete(
     `prune=False` also places the last piece of a kind in orientations no turn reaches, so
     that `failures` names every twist or flip that rules colourings out (slower: for messages).
     """
+    return _complete(puzzle, tuple(labels), max_colorings, max_nodes, prune)
+
+
+#: Searches remembered by `_complete`: stage 4 asks the same question again and again (every
+#: candidate labelling that differs only where nothing was seen), and stage 5 repeats some too.
+COMPLETE_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=COMPLETE_CACHE_SIZE)
+def _complete(
+    puzzle: str, labels: tuple[str, ...], max_colorings: int, max_nodes: int, prune: bool
+) -> Completions:
+    """`complete`, remembered: the search depends on its arguments alone and its result is
+    immutable, so a repeated question gets the very answer the search gave the first time."""
     spec = get_puzzle(puzzle)
     seen = list(dict.fromkeys(label for label in labels if not is_unseen(label)))
     if len(seen) > len(spec.faces):
@@ -182,6 +196,23 @@ def _choices(
     )
 
 
+def _admits(
+    wanted: tuple[tuple[int | tuple[str, int], tuple[str | None, ...]], ...],
+    face_of: dict[str, str],
+    table: dict[tuple[int | tuple[str, int], tuple[str | None, ...]], tuple[_Choice, ...]],
+) -> bool:
+    """Whether every (slot group, colours shown) of `wanted` has a piece in the scheme whose
+    colour -> face map is `face_of`: `_choices` is not empty for any slot. The same test as
+    building every slot's choices, without building them for a scheme that fails."""
+    for group, shown in wanted:
+        if any(color is not None and color not in face_of for color in shown):
+            return False
+        faces = tuple(None if color is None else face_of[color] for color in shown)
+        if not table.get((group, faces)):
+            return False
+    return True
+
+
 class _Search:
     """Backtracking over piece placements for one scheme at a time."""
 
@@ -189,6 +220,12 @@ class _Search:
         self, puzzle: str, labels: Sequence[str], max_colorings: int, max_nodes: int, prune: bool
     ):
         self.puzzle = puzzle
+        # What each slot shows does not depend on the scheme: worked out once, not per scheme.
+        self.shown = [
+            (slot, tuple(None if is_unseen(labels[i]) else labels[i] for i in slot.facelets))
+            for slot in slots(puzzle)
+        ]
+        self.wanted = tuple(dict.fromkeys((_group(slot), shown) for slot, shown in self.shown))
         self.moduli = orientation_moduli(puzzle) if prune else {}
         self.orientation_sums: Counter[str] = Counter()
         self.labels = list(labels)
@@ -203,11 +240,10 @@ class _Search:
 
     def run(self, scheme: dict[str, str]) -> None:
         face_of = {color: face for face, color in scheme.items()}
+        if not _admits(self.wanted, face_of, _choices_by_faces(self.puzzle)):
+            return  # some slot has no piece of this scheme (what most schemes tried end in)
         options: list[tuple[Slot, tuple[_Choice, ...]]] = []
-        for slot in slots(self.puzzle):
-            shown = tuple(
-                None if is_unseen(self.labels[i]) else self.labels[i] for i in slot.facelets
-            )
+        for slot, shown in self.shown:
             choices = _choices(self.puzzle, slot, shown, scheme, face_of)
             if not choices:
                 return

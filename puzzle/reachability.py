@@ -193,6 +193,22 @@ def check_reachable(state: State) -> list[str]:
     Every reason is one readable sentence; a twisted corner is reported as
     "not solved: a twisted corner at UFR".
     """
+    return list(_unreachable_reasons(state))
+
+
+#: Colourings whose answer `_unreachable_reasons` keeps: the colour classifier asks about
+#: the same labelling again for every correction and candidate that leaves it unchanged.
+REACHABLE_CACHE_SIZE = 4096
+
+
+@lru_cache(maxsize=REACHABLE_CACHE_SIZE)
+def _unreachable_reasons(state: State) -> tuple[str, ...]:
+    """`check_reachable`, remembered (a state is immutable, and the answer depends on it alone)."""
+    return tuple(_reasons_for(state))
+
+
+def _reasons_for(state: State) -> list[str]:
+    """Why `state` cannot be reached by turning ([] if it can): `check_reachable`'s work."""
     spec = get_puzzle(state.puzzle)
     reasons = _count_reasons(spec, state.colors)
     if reasons:

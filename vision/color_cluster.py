@@ -43,6 +43,12 @@ def squared_distances(labs: NDArray[np.float64], means: NDArray[np.float64]) -> 
     return ciede2000(labs[:, None, :], means[None, :, :]) ** 2
 
 
+def pairwise_distances(labs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """(N, N) CIEDE2000 from each of N colours (rows) to each (columns): every distance that
+    seeding from the colours themselves needs, in one call rather than one per seed."""
+    return ciede2000(labs[:, None, :], labs[None, :, :])
+
+
 def cluster_means(
     labs: NDArray[np.float64], members: NDArray[np.intp], previous: NDArray[np.float64]
 ) -> NDArray[np.float64]:
@@ -80,9 +86,11 @@ def balanced_kmeans(
     pinned: Mapping[int, int] | None = None,
     rounds: int = MAX_ROUNDS,
     absent: Sequence[int] = (),
+    distances: NDArray[np.float64] | None = None,
 ) -> Clustering:
     """Balanced k-means from `seeds` (K, 3); `pinned` maps row -> cluster it must stay in and
     `absent` lists clusters that must stay empty (colours taken to be on unseen facelets only).
+    `distances` is `squared_distances(labs, seeds)` when the caller has it already.
 
     `rounds=1` gives the balanced assignment to the seeds themselves (means then updated).
     """
@@ -94,10 +102,11 @@ def balanced_kmeans(
     penalty[:, list(absent)] = FORBIDDEN
     members = np.full(len(labs), -1, dtype=np.intp)
     cost = 0.0
-    for _ in range(rounds):
-        new_members, cost = balanced_assignment(
-            squared_distances(labs, means) + penalty, capacities
+    for round_ in range(rounds):
+        squared = (
+            distances if round_ == 0 and distances is not None else squared_distances(labs, means)
         )
+        new_members, cost = balanced_assignment(squared + penalty, capacities)
         if np.array_equal(new_members, members):
             break
         members = new_members
@@ -105,23 +114,27 @@ def balanced_kmeans(
     return Clustering(members, means, cost)
 
 
-def farthest_point_seeds(
-    labs: NDArray[np.float64], fixed: NDArray[np.float64], count: int, start: int | None = None
-) -> NDArray[np.float64]:
-    """`count` new seeds (not `fixed` itself), each the colour farthest (CIEDE2000) from all seeds.
+def farthest_point_rows(
+    labs: NDArray[np.float64],
+    distances: NDArray[np.float64],
+    fixed: Sequence[int],
+    count: int,
+    start: int | None = None,
+) -> list[int]:
+    """Rows of `count` new seeds (not the `fixed` rows themselves), each the colour of `labs`
+    farthest (CIEDE2000, read from `distances = pairwise_distances(labs)`) from all seeds.
 
     The first new seed is row `start` if given, else (with no fixed seeds) the colour farthest
     from the mean colour. Farthest-point seeding gives each distinct sticker colour a seed
-    whatever the light, since the colours of a puzzle are chosen to be far apart.
+    whatever the light, since the colours of a puzzle are chosen to be far apart. Seeds are
+    facelets' own colours, so every distance the seeding needs is in `distances`, computed once.
     """
-    seeds = list(np.asarray(fixed, dtype=np.float64).reshape(-1, 3))
-    added: list[NDArray[np.float64]] = []
+    added: list[int] = []
     if start is not None and count > 0:
-        added.append(labs[start])
-    elif not seeds and count > 0:
-        added.append(labs[int(np.argmax(ciede2000(labs, labs.mean(axis=0))))])
+        added.append(start)
+    elif not fixed and count > 0:
+        added.append(int(np.argmax(ciede2000(labs, labs.mean(axis=0)))))
     while len(added) < count:
-        chosen = np.array(seeds + added)
-        nearest = np.min(ciede2000(labs[:, None, :], chosen[None, :, :]), axis=1)
-        added.append(labs[int(np.argmax(nearest))])
-    return np.array(added, dtype=np.float64).reshape(-1, 3)
+        nearest = np.min(distances[:, [*fixed, *added]], axis=1)
+        added.append(int(np.argmax(nearest)))
+    return added

@@ -39,7 +39,7 @@ import itertools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import cache
+from functools import cache, lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -51,7 +51,8 @@ from judgecam.vision.color_cluster import (
     Clustering,
     balanced_kmeans,
     cluster_means,
-    farthest_point_seeds,
+    farthest_point_rows,
+    pairwise_distances,
     squared_distances,
 )
 from judgecam.vision.color_faces import (
@@ -313,11 +314,12 @@ def _classify_once(
     row_of = {int(index): row for row, index in enumerate(seen)}
     pinned = {row_of[f]: face for f, face in model.centres.items() if f in row_of}
     naming_fit = _scheme_fit(reference) if by_naming else None
+    distances = pairwise_distances(labs)  # every start of every clustering seeds from these
 
     resolved_all = [
         _resolve(model, labs, spreads, seen, len(facelets), pinned, clustering, absent, naming_fit)
         for absent in _absent_choices(model, pinned, len(facelets) - len(seen))
-        for clustering in _clusterings(model, labs, pinned, reference.centres(), absent)
+        for clustering in _clusterings(model, labs, pinned, reference.centres(), absent, distances)
     ]
     # A candidate that puts two clearly coloured facelets of very different hue in one cluster
     # has merged two colours (its broad noise made the merge cheap): dropped while any other
@@ -844,46 +846,63 @@ def _clusterings(
     pinned: dict[int, int],
     scheme_lab: NDArray[np.float64],
     absent: tuple[int, ...] = (),
+    distances: NDArray[np.float64] | None = None,
 ) -> list[Clustering]:
     """Balanced k-means from a few seedings; clusters are indexed like faces, and the
-    `absent` ones stay empty (their colour only on unseen facelets)."""
+    `absent` ones stay empty (their colour only on unseen facelets). `distances` is
+    `pairwise_distances(labs)` when the caller has it (it does not depend on `absent`)."""
     faces = len(model.faces)
     free = [face for face in range(faces) if face not in pinned.values() and face not in absent]
-    fixed = np.zeros((faces, 3))
+    if distances is None:
+        distances = pairwise_distances(labs)
+    # Seeds are the colours of facelets (rows), but for the absent clusters' seed, the colour
+    # (0, 0, 0): row -1 of `colours`, and the last column of `table`.
+    colours = np.vstack([labs, np.zeros((1, 3))])
+    table = distances
+    if absent:
+        table = np.hstack([distances, ciede2000(labs, np.zeros(3))[:, None]])
+    fixed = np.full(faces, -1, dtype=np.intp)
     for row, face in pinned.items():
-        fixed[face] = labs[row]
-    pinned_faces = list(pinned.values())
-    seedings = [_with_free(fixed, free, farthest_point_seeds(labs, fixed[pinned_faces], len(free)))]
+        fixed[face] = row
+    fixed_rows = [int(fixed[face]) for face in pinned.values()]
+    first = farthest_point_rows(labs, distances, fixed_rows, len(free))
+    seedings: list[NDArray[np.intp] | NDArray[np.float64]] = [_with_free(fixed, free, first)]
     if free:
         # Local optima: k-means and the piece refinement only improve the start they get, so
         # start from several places (farthest-point from different first colours, the scheme,
         # seeded random facelets) and let the lowest error win.
-        starts = [int(np.argmin(ciede2000(labs, seed))) for seed in seedings[0][free]]
+        starts = [int(np.argmin(distances[:, row])) for row in first]
         for start in starts[1:]:
-            seeds = farthest_point_seeds(labs, fixed[pinned_faces], len(free), start)
-            seedings.append(_with_free(fixed, free, seeds))
+            rows = farthest_point_rows(labs, distances, fixed_rows, len(free), start)
+            seedings.append(_with_free(fixed, free, rows))
         if not pinned and not absent and len(scheme_lab) == faces:
             seedings.append(np.asarray(scheme_lab, dtype=np.float64))
         rng = np.random.default_rng(RESTART_SEED)
         for _ in range(RESTARTS if len(labs) >= len(free) else 0):
-            seedings.append(
-                _with_free(fixed, free, labs[rng.choice(len(labs), len(free), replace=False)])
-            )
+            drawn = rng.choice(len(labs), len(free), replace=False)
+            seedings.append(_with_free(fixed, free, drawn))
     # With pieces, the piece refinement is itself the k-means iteration (assign under the
     # constraints, move the means), so one balanced assignment to the seeds is the start.
     rounds = 1 if model.kinds else MAX_ROUNDS
     results: dict[tuple[int, ...], Clustering] = {}
-    for seeds in seedings:
-        clustering = balanced_kmeans(labs, seeds, model.capacities, pinned, rounds, absent)
+    for seeding in seedings:
+        if seeding.dtype == np.intp:  # rows: their distances are in the table already
+            seeds, squared = colours[seeding], table[:, seeding] ** 2
+        else:
+            seeds, squared = seeding, None
+        clustering = balanced_kmeans(
+            labs, seeds, model.capacities, pinned, rounds, absent, distances=squared
+        )
         results.setdefault(tuple(int(m) for m in clustering.members), clustering)
     return list(results.values())
 
 
 def _with_free(
-    fixed: NDArray[np.float64], free: list[int], seeds: NDArray[np.float64]
-) -> NDArray[np.float64]:
+    fixed: NDArray[np.intp], free: list[int], rows: Sequence[int] | NDArray[np.intp]
+) -> NDArray[np.intp]:
+    """The seed row of every cluster: `fixed`'s, with the `free` clusters' given by `rows`."""
     combined = fixed.copy()
-    combined[free] = seeds
+    combined[free] = rows
     return combined
 
 
@@ -957,25 +976,39 @@ def _legality_check(puzzle: str, seen: NDArray[np.intp]) -> Callable[[NDArray[np
     """Whether a cluster-per-facelet labelling is (the seen part of) a puzzle that turning can
     reach (domain). With unseen facelets, what the labelling says there is only a guess: it is
     legal if some filling of the unseen facelets is (`judgecam.puzzle.completion`)."""
+    seen_key = tuple(int(index) for index in seen)
+
+    def is_legal(clusters: NDArray[np.intp]) -> bool:
+        return _is_legal(puzzle, seen_key, tuple(clusters.tolist()))
+
+    return is_legal
+
+
+#: Labellings whose legality `_is_legal` keeps: the corrections tried for one candidate are
+#: mostly tried again for the next (the same pieces swapped or turned), so most are repeats.
+LEGALITY_CACHE_SIZE = 8192
+
+
+@lru_cache(maxsize=LEGALITY_CACHE_SIZE)
+def _is_legal(puzzle: str, seen: tuple[int, ...], clusters: tuple[int, ...]) -> bool:
+    """`_legality_check`'s answer for the cluster per facelet `clusters` with the facelets
+    `seen` seen, remembered (it depends on these alone)."""
     from judgecam.puzzle.completion import complete
     from judgecam.puzzle.observation import UNKNOWN
     from judgecam.puzzle.reachability import check_reachable
     from judgecam.puzzle.state import State
 
-    def is_legal(clusters: NDArray[np.intp]) -> bool:
-        names = [f"colour {int(k)}" for k in clusters]
-        # The guessed filling is often legal already: a quick check before the search.
-        reachable = not check_reachable(State(puzzle, tuple(names)))
-        if reachable or len(seen) == len(names):
-            return reachable
-        labels = [UNKNOWN] * len(names)
-        for index in seen:
-            labels[index] = names[index]
-        found = complete(puzzle, labels, max_colorings=0, max_nodes=COMPLETION_NODES)
-        # Out of nodes: so little seen that no filling was ruled out; nothing to correct.
-        return bool(found.colorings) or found.out_of_nodes
-
-    return is_legal
+    names = [f"colour {k}" for k in clusters]
+    # The guessed filling is often legal already: a quick check before the search.
+    reachable = not check_reachable(State(puzzle, tuple(names)))
+    if reachable or len(seen) == len(names):
+        return reachable
+    labels = [UNKNOWN] * len(names)
+    for index in seen:
+        labels[index] = names[index]
+    found = complete(puzzle, labels, max_colorings=0, max_nodes=COMPLETION_NODES)
+    # Out of nodes: so little seen that no filling was ruled out; nothing to correct.
+    return bool(found.colorings) or found.out_of_nodes
 
 
 def _rival_margins(
