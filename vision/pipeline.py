@@ -1237,7 +1237,8 @@ def _judge(
             review_reasons, final = [reasons[-1]], "review"
 
     moves = verdict.moves_from_solved if final == verdict.verdict else None
-    because = tuple(dict.fromkeys(review_reasons)) if final == "review" else ()
+    # (Every reason, should a review ever come without its cause recorded.)
+    because = tuple(dict.fromkeys(review_reasons or reasons)) if final == "review" else ()
     return CheckResult(
         puzzle, final, moves, tuple(dict.fromkeys(reasons)), views, fusion, timings, because
     )

@@ -108,6 +108,18 @@ def test_a_review_says_first_what_made_it_one(cube_image, tmp_path, capsys) -> N
     assert answer["review_because"][0] in answer["reasons"]
 
 
+def test_a_frame_without_a_puzzle_says_so_as_its_why(tmp_path, capsys) -> None:
+    """No view usable: the views' problems are why; assumed intrinsics stay a note."""
+    blank = tmp_path / "mat.png"
+    cv2.imwrite(str(blank), np.full((720, 1280, 3), (60, 120, 60), np.uint8))
+    assert main(["check", str(blank), "--puzzle", "333"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "review"
+    assert lines[1].startswith("why: ") and "no puzzle found" in lines[1]
+    assert not any(line.startswith("why: ") and "intrinsics" in line for line in lines)
+    assert any(line.startswith("- ") and "assumed a Pi Camera Module 3" in line for line in lines)
+
+
 def test_overlay_is_written(cube_image, tmp_path, capsys) -> None:
     assert (
         main(["check", str(cube_image), "--puzzle", "333", "--overlay", str(tmp_path / "out")]) == 0
