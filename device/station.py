@@ -317,9 +317,18 @@ class Station:
     ) -> None:
         """Show a verdict and keep it (with the frames it was given) for the evidence."""
         if forced_reason is not None and result.verdict != "review":
-            result = replace(result, verdict="review", reasons=(forced_reason, *result.reasons))
+            result = replace(
+                result,
+                verdict="review",
+                reasons=(forced_reason, *result.reasons),
+                review_because=(forced_reason,),
+            )
         elif forced_reason is not None:
-            result = replace(result, reasons=(forced_reason, *result.reasons))
+            result = replace(
+                result,
+                reasons=(forced_reason, *result.reasons),
+                review_because=(forced_reason, *result.review_because),
+            )
         judgement = Judgement(result, views, at_ns, latency)
         if len(attempt.judgements) < self.settings.max_judgements:
             attempt.window.mark_verdict(views)
@@ -416,6 +425,7 @@ class Station:
             judgements=len(attempt.judgements),
             frames_saved=saved,
             trigger_to_verdict_ns=latency,
+            review_because=current.result.review_because,
         )
         self.outcomes.append(outcome)
 

@@ -130,7 +130,9 @@ def _summary(station: Any, truth: dict[Any, str] | None = None) -> int:
         )
         if outcome.camera_verdict == "review":
             for reason in outcome.reasons:
-                print(f"    why review: {reason}")
+                # What made it a review, then the notes (all "why" if the judge did not say).
+                cause = not outcome.review_because or reason in outcome.review_because
+                print(f"    {'why review' if cause else 'note'}: {reason}")
         for incident in outcome.incidents:
             print(f"    {incident}")
         failures += outcome.attempt_id is None or outcome.camera_verdict is None

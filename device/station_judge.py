@@ -140,6 +140,7 @@ class VisionJudge:
             (*because, *(str(r) for r in result.reasons if str(r) not in because)),
             details,
             self._overlays(result, views) if self.draw else {},
+            because,
         )
 
     @staticmethod

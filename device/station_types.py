@@ -31,6 +31,8 @@ class JudgeResult:
     reasons: tuple[str, ...] = ()
     details: Mapping[str, Any] = field(default_factory=dict)
     overlays: Mapping[str, np.ndarray] = field(default_factory=dict)  # camera -> drawn view
+    #: For a review: which of `reasons` made it one (the others are notes); may be empty.
+    review_because: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.verdict not in VERDICTS:
@@ -137,6 +139,7 @@ class AttemptOutcome:
     judgements: int
     frames_saved: int
     trigger_to_verdict_ns: int | None  # station-clock time from the trigger to the verdict
+    review_because: tuple[str, ...] = ()  # which of `reasons` made the camera say review
 
 
 class EvidenceSink(Protocol):

@@ -31,6 +31,20 @@ def test_demo_plays_to_its_end_and_writes_evidence(
         for line in out.splitlines()
         if "ground truth" in line
     ] == truths
+    # A review's cause is said first and as such; its other reasons are notes (DEMO01's samples
+    # on parts placed by the other view's angles), never a cause after a note.
+    blocks = out.split("\n2026DEMO")[1:]
+    reviews = [block.splitlines() for block in blocks if "camera review" in block.splitlines()[0]]
+    assert reviews
+    for _, *rest in reviews:
+        labels = [
+            line.split(":")[0].strip()
+            for line in rest
+            if line.startswith(("    why review: ", "    note: "))
+        ]
+        assert labels[0] == "why review"
+        assert labels == sorted(labels, key=lambda label: label != "why review")
+    assert any(line.startswith("    note: ") for line in out.splitlines())
     with EvidenceStore(evidence) as store:
         records = [r for r in store.records() if r.kind == "attempt"]
         assert [r.content["info"]["competitor_id"] for r in records] == [
