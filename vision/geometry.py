@@ -693,15 +693,11 @@ def _part_distances(
     facing = _facing(normals, centers, rotation, translation)
     predicted = project(centers[facing], rotation, translation, problem.matrix)
     detected = problem.centers[pool]
-    along_x = predicted[:, :1] - detected[:, 0]
-    along_y = predicted[:, 1:] - detected[:, 1]
-    squared = along_x * along_x + along_y * along_y  # (facing facelets, n)
     owner = model.axes[axis_index].facelet_part[facing]
-    distances = []
-    for part in range(len(angles)):
-        mine = owner == part
-        distances.append(squared[mine].min(axis=0) if mine.any() else np.full(len(pool), np.inf))
-    return distances
+    return [
+        _nearest_squared(predicted[owner == part][None], None, detected)[0]
+        for part in range(len(angles))
+    ]
 
 
 def _floor(distances: list[FloatArray], part: int) -> FloatArray | None:

@@ -1141,7 +1141,7 @@ def _judge(
     final = verdict.verdict
     # What made it a review, when it is one: the rules engine's reasons, or the one check below
     # that sent it to a judge (the first that did; later checks do not run).
-    review_reasons = list(verdict.review_because or verdict.reasons) if final == "review" else []
+    review_reasons = list(verdict.review_because) if final == "review" else []
     inconsistent = any(not pair.consistent for pair in fusion.pairs)
     if final != "review" and (hard_problem or fusion.ambiguous or inconsistent):
         # A view's problem (two puzzles, blur, the frame's edge), views that cannot be put
