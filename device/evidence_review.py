@@ -24,6 +24,7 @@ from flask import (
 
 from judgecam.device.evidence import EvidenceError, Record
 from judgecam.device.evidence_files import safe_name
+from judgecam.device.review_reasons import recorded_reasons
 from judgecam.device.webapp import evidence_store
 
 logger = logging.getLogger(__name__)
@@ -78,14 +79,14 @@ def attempt(attempt_id: str) -> str:
         record=record,
         info=record.content["info"],
         result=result,
-        reasons=_as_list(result.get("reasons")),
+        why=recorded_reasons(result),
         measurements=list(_flatten(result.get("measurements") or {})),
         confidences=list(_flatten(result.get("confidences") or {})),
         details=json.dumps(
             {
                 k: v
                 for k, v in result.items()
-                if k not in ("verdict", "reasons", "measurements", "confidences")
+                if k not in ("verdict", "reasons", "review_because", "measurements", "confidences")
             },
             indent=1,
             sort_keys=True,
@@ -167,14 +168,6 @@ def _trigger_ns(record: Record, frames: list[Mapping[str, Any]]) -> int:
     if verdicts:
         return min(verdicts)
     return frames[0]["timestamp_ns"] if frames else 0
-
-
-def _as_list(value: Any) -> list[str]:
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return [str(item) for item in value]
-    return [str(value)]
 
 
 def _flatten(value: Any, prefix: str = "") -> Iterator[tuple[str, str]]:

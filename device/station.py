@@ -466,6 +466,7 @@ class Station:
             state = "waiting"
             verdict = None
             reasons: list[str] = []
+            because: list[str] = []
             meta = None
             if attempt is not None:
                 meta = attempt.meta
@@ -475,12 +476,14 @@ class Station:
                 if attempt.current is not None:
                     verdict = attempt.current.result.verdict
                     reasons = list(attempt.current.result.reasons)
+                    because = list(attempt.current.result.review_because)
             last = self.outcomes[-1] if self.outcomes else None
             return {
                 "state": state,
                 "attempt": None if meta is None else meta_json(meta),
                 "verdict": verdict,
                 "reasons": reasons,
+                "review_because": because,  # which of `reasons` made it a review
                 "incidents": [] if attempt is None else list(attempt.incidents),
                 "timer_ms": None if attempt is None else attempt.trigger.displayed_time_ms,
                 "cameras": sorted(self._rings),

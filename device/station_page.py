@@ -3,9 +3,10 @@
 A Flask blueprint for the evidence helper's app (`judgecam.device.webapp.create_app`), or a
 bare Flask app when run alone. The page shows each camera's live analysis frame (refreshed as
 a JPEG a few times a second; an MJPEG stream is served too) with the verdict's drawing over it,
-the verdict large and in colour, the reasons when it says review, camera and evidence problems
-in red, and the judge's buttons: confirm, or override with solved / +2 / DNF. A small form
-takes the next scorecard. Everything the page does goes through the station's own events, so
+the verdict large and in colour, the reasons when it says review (what made it one first,
+labelled "Why review:", the others as notes), camera and evidence problems in red, and the
+judge's buttons: confirm, or override with solved / +2 / DNF. A small form takes the next
+scorecard. Everything the page does goes through the station's own events, so
 a click is recorded exactly like a recorded decision in a replay.
 """
 
@@ -71,6 +72,9 @@ PAGE_CSS = """\
  #verdict.v-solved { background: #1b7f3a; } #verdict.v-plus2 { background: #c78a00; }
  #verdict.v-DNF { background: #b3261e; } #verdict.v-review { background: #3556c4; }
  #reasons li, #messages li { font-size: 1.2rem; }
+ #reasons li.because { font-size: 1.5rem; font-weight: 700; }
+ #reasons li.note { color: #bbb; }
+ #reasons .label { color: #ffb347; font-weight: 800; } #reasons li.note .label { color: #999; }
  #messages { color: #ff6b6b; font-weight: 700; }
  #views { display: flex; flex-wrap: wrap; gap: .5rem; padding: 0 1rem; }
  #views img { width: 32rem; max-width: 100%; background: #000; }
@@ -102,11 +106,22 @@ async function refresh() {
   v.textContent = s.verdict || (s.state === "settling" ? "…" : "waiting");
   v.className = s.verdict ? css(s.verdict) : "";
   v.dataset.verdict = s.verdict || "";
-  document.getElementById("reasons").innerHTML = "";
-  for (const r of s.reasons.concat(s.incidents)) {
-    const li = document.createElement("li"); li.textContent = r;
-    document.getElementById("reasons").appendChild(li);
-  }
+  // What made it a review first and labelled, then the other reasons as notes (none is
+  // labelled when the judge did not say), then the incidents.
+  const because = s.review_because || [];
+  const notes = s.reasons.filter((r) => !because.includes(r));
+  const reasons = document.getElementById("reasons"); reasons.innerHTML = "";
+  const item = (text, kind, label) => {
+    const li = document.createElement("li"); li.className = kind;
+    if (label) {
+      const b = document.createElement("span"); b.className = "label"; b.textContent = label;
+      li.appendChild(b); li.appendChild(document.createTextNode(" "));
+    }
+    li.appendChild(document.createTextNode(text)); reasons.appendChild(li);
+  };
+  for (const r of because) item(r, "because", "Why review:");
+  for (const r of notes) item(r, "note", because.length ? "Note:" : "");
+  for (const r of s.incidents) item(r, "incident", "");
   document.getElementById("messages").innerHTML = "";
   for (const m of Object.values(s.messages)) {
     const li = document.createElement("li"); li.textContent = m;

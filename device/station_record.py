@@ -1,9 +1,11 @@
 """What the station hands to the evidence store for an attempt: its result and its frames.
 
-`result_json` is the attempt's result record (every verdict given, the trigger, the judge's
-decision, what happened: camera losses, re-judging; the cameras' locked settings); `commit`
-writes the capture window (the judged views flagged, kept losslessly) and the overlays, and
-commits. A failure to write is returned, not raised: the station must go on judging.
+`result_json` is the attempt's result record: every verdict given with its reasons and, for a
+review, which of them made it one (`review_because`, also per judged moment; records written
+before session 17 lack the key), the trigger, the judge's decision, what happened (camera
+losses, re-judging), the cameras' locked settings. `commit` writes the capture window (the
+judged views flagged, kept losslessly) and the overlays, and commits. A failure to write is
+returned, not raised: the station must go on judging.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ def result_json(
         "verdict": current.result.verdict,
         "final_verdict": final if decision is not None else None,
         "reasons": list(current.result.reasons),
+        "review_because": list(current.result.review_because),
         "judge": current.result.to_json(),
         "judged_at_ns": current.at_ns,
         "judgements": [
@@ -44,6 +47,7 @@ def result_json(
                 "at_ns": j.at_ns,
                 "verdict": j.result.verdict,
                 "reasons": list(j.result.reasons),
+                "review_because": list(j.result.review_because),
                 "views": [{"camera": v.camera, "timestamp_ns": v.timestamp_ns} for v in j.views],
                 "latency_s": round(j.latency_s, 6),
             }

@@ -42,6 +42,7 @@ class JudgeResult:
         return {
             "verdict": self.verdict,
             "reasons": list(self.reasons),
+            "review_because": list(self.review_because),
             "details": dict(self.details),
         }
 
