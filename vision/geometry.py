@@ -204,6 +204,10 @@ class _Problem:
     aligned_matches: dict[bytes, tuple[NDArray[np.int64], NDArray[np.int64]]] = field(
         default_factory=dict
     )
+    #: `_aligned_projection` results, by pose.
+    aligned_projections: dict[bytes, tuple[NDArray[np.bool_], FloatArray]] = field(
+        default_factory=dict
+    )
 
 
 def _sticker_corners(model: PuzzleModel, fraction: float) -> FloatArray:
@@ -645,30 +649,46 @@ def _part_on_grid(
     return grid, centers, normals
 
 
-def _grid_search_part(
+def _grid_distances(
     problem: _Problem,
     rotation: FloatArray,
     translation: FloatArray,
     axis_index: int,
     part: int,
-    floor: FloatArray | None,
     pool: NDArray[np.int64],
     grid_deg: float = GRID_STEP_DEG,
-) -> tuple[float, FloatArray] | None:
-    """Best grid angle of one part with the others fixed, scoring all parts together, and the
-    squared distance of each pool detection to the part's nearest facelet at that angle.
+) -> tuple[FloatArray, FloatArray] | None:
+    """Grid angles of one part and the squared distance (A, n) of each pool detection to the
+    part's nearest facelet facing the camera at each; None if none faces it at any angle.
 
-    Scoring the union means a part cannot gain by covering detections its neighbours already
-    explain: only its own facelets raise the score. `floor`: the squared distances of the pool
-    detections to the other parts' nearest facelets (`_part_distances`), which do not move
-    over the grid.
+    They depend on the pose, the part and the pool only, not on the other parts' angles: a
+    fit's sweeps compute them once (`_fit_axis`).
     """
     grid, own_centers, own_normals = _part_on_grid(problem.model, axis_index, part, grid_deg)
     facing = _facing(own_normals, own_centers, rotation, translation)
     if not facing.any():
         return None
     predicted = project(own_centers, rotation, translation, problem.matrix)
-    squared = _nearest_squared(predicted, facing, problem.centers[pool])
+    return grid, _nearest_squared(predicted, facing, problem.centers[pool])
+
+
+def _grid_search_part(
+    problem: _Problem,
+    on_grid: tuple[FloatArray, FloatArray] | None,
+    floor: FloatArray | None,
+    pool: NDArray[np.int64],
+) -> tuple[float, FloatArray] | None:
+    """Best grid angle of one part with the others fixed, scoring all parts together, and the
+    squared distance of each pool detection to the part's nearest facelet at that angle.
+
+    `on_grid`: the part's `_grid_distances`. Scoring the union means a part cannot gain by
+    covering detections its neighbours already explain: only its own facelets raise the score.
+    `floor`: the squared distances of the pool detections to the other parts' nearest facelets
+    (`_part_distances`), which do not move over the grid.
+    """
+    if on_grid is None:
+        return None
+    grid, squared = on_grid
     counts, residual = _squared_counts(squared, problem.sizes[pool], floor)
     best = int(np.lexsort((residual, -counts))[0])
     return float(grid[best]), squared[best]
@@ -689,15 +709,33 @@ def _part_distances(
     floor, the other parts' minimum, instead of projecting the other parts again.
     """
     model = problem.model
-    centers, normals = _turned_model(model, axis_index, angles)
-    facing = _facing(normals, centers, rotation, translation)
-    predicted = project(centers[facing], rotation, translation, problem.matrix)
+    if any(angles):
+        centers, normals = _turned_model(model, axis_index, angles)
+        facing = _facing(normals, centers, rotation, translation)
+        predicted = project(centers[facing], rotation, translation, problem.matrix)
+    else:
+        facing, predicted = _aligned_projection(problem, rotation, translation)
     detected = problem.centers[pool]
     owner = model.axes[axis_index].facelet_part[facing]
     return [
         _nearest_squared(predicted[owner == part][None], None, detected)[0]
         for part in range(len(angles))
     ]
+
+
+def _aligned_projection(
+    problem: _Problem, rotation: FloatArray, translation: FloatArray
+) -> tuple[NDArray[np.bool_], FloatArray]:
+    """Which facelets of the untouched model face the camera under a pose, and their projected
+    centres: the same for every axis with its parts aligned (the quick look at each axis of a
+    body pose), so computed once per pose (remembered in `problem`)."""
+    key = rotation.tobytes() + translation.tobytes()
+    if key not in problem.aligned_projections:
+        model = problem.model
+        facing = _facing(model.facelet_normals, model.facelet_centers, rotation, translation)
+        predicted = project(model.facelet_centers[facing], rotation, translation, problem.matrix)
+        problem.aligned_projections[key] = (facing, predicted)
+    return problem.aligned_projections[key]
 
 
 def _floor(distances: list[FloatArray], part: int) -> FloatArray | None:
@@ -763,6 +801,11 @@ def _fit_axis(
     sigmas = [np.inf] * parts
     counts = [0] * parts
     searched: list[float] | None = None  # the angles the last sweep's grid searches gave
+    grid_deg = GRID_STEP_DEG if sweeps > 1 else QUICK_GRID_STEP_DEG
+    on_grid = [
+        _grid_distances(problem, rotation, translation, axis_index, part, detections_pool, grid_deg)
+        for part in range(parts)
+    ]
     for _sweep in range(sweeps):
         settled = list(angles)
         distances = _part_distances(
@@ -770,14 +813,7 @@ def _fit_axis(
         )
         for part in range(parts):
             found = _grid_search_part(
-                problem,
-                rotation,
-                translation,
-                axis_index,
-                part,
-                _floor(distances, part),
-                detections_pool,
-                GRID_STEP_DEG if sweeps > 1 else QUICK_GRID_STEP_DEG,
+                problem, on_grid[part], _floor(distances, part), detections_pool
             )
             if found is not None:
                 angles[part], distances[part] = found
