@@ -38,6 +38,7 @@ from judgecam.vision.camera import (
 )
 from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet
+from judgecam.vision.stats import median
 
 if TYPE_CHECKING:
     from cv2.typing import MatLike
@@ -525,7 +526,7 @@ def _body_poses(
     model = problem.model
     # Seeds: the largest patches (the most accurate single-sticker poses) and the patches most
     # like a typical sticker (the largest ones are sometimes clutter).
-    typical = np.abs(np.log(problem.sizes / np.median(problem.sizes)))
+    typical = np.abs(np.log(problem.sizes / median(problem.sizes)))
     order = list(dict.fromkeys([*np.argsort(-problem.sizes)[:seeds], *np.argsort(typical)[:seeds]]))
     representatives = _orbit_representatives(model)
     # The solvers' (3, 1) vectors as they come, stacked once below (not converted one by one:
@@ -1063,7 +1064,7 @@ def _image_fraction(corners: FloatArray, centers: FloatArray, sizes: FloatArray)
     is off: far enough that the scoring misses the right pose when a layer is turned.
     """
     found = _pair_fractions(corners, centers, *_neighbour_pairs(centers, sizes))
-    return float(np.median(found)) if found.size else None
+    return median(found) if found.size else None
 
 
 def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) -> float | None:
@@ -1078,7 +1079,7 @@ def _estimate_fraction(problem: _Problem, rvec: FloatArray, tvec: FloatArray) ->
     cells = project(_oriented_corners(model)[facelets], rotation, tvec, problem.matrix)
     cell_areas = np.abs([cv2.contourArea(c.astype(np.float32)) for c in cells])
     ratios = problem.sizes[detections] ** 2 / np.maximum(cell_areas, 1e-6)
-    return float(np.clip(np.sqrt(np.median(ratios)), 0.5, 1.0))
+    return float(np.clip(np.sqrt(median(ratios)), 0.5, 1.0))
 
 
 #: Parts of the active axis within this angle of each other are in line (one body).
@@ -1321,8 +1322,7 @@ def fit_geometry(
     inlier_fraction = _inlier_fraction(problem, assignment, on_puzzle)
     found = len(detections) >= MIN_INLIERS
     confidence = float(
-        np.clip(inlier_fraction, 0, 1)
-        * np.exp(-rms / max(float(np.median(problem.sizes)) * 0.1, 1e-6))
+        np.clip(inlier_fraction, 0, 1) * np.exp(-rms / max(median(problem.sizes) * 0.1, 1e-6))
     )
     problems: tuple[str, ...] = () if found else ("too few facelets match the puzzle's shape",)
     return GeometryFit(
@@ -1464,7 +1464,7 @@ def _trial_fit(
     residuals = _best_rolls(projected, problem.corners[detections]) - projected
     per_detection = np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
     tight = int(np.count_nonzero(per_detection <= TIGHT_STICKER_ERROR * problem.sizes[detections]))
-    return tight, float(np.median(per_detection))
+    return tight, median(per_detection)
 
 
 def _rms(
@@ -1512,7 +1512,7 @@ def _inlier_fraction(
     if not np.any(matched):
         return 0.0
     assert on_puzzle is not None
-    sticker = float(np.median(problem.sizes[matched]))
+    sticker = median(problem.sizes[matched])
     low, high = SIZE_RATIO_RANGE
     sized = (problem.sizes > low * sticker) & (problem.sizes < high * sticker)
     return float(np.sum(matched) / np.sum(matched | sized | on_puzzle))

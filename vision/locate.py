@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.vision.quads import Patch, brightness, find_patches
+from judgecam.vision.stats import median
 
 logger = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def _region(patches: tuple[Patch, ...], shape: tuple[int, int]) -> PuzzleRegion:
     corners = np.concatenate([patch.corners for patch in patches]).astype(np.float32)
     hull = cv2.convexHull(corners).reshape(-1, 2).astype(np.float64)
     sizes = np.array([patch.size for patch in patches])
-    sticker = float(np.median(sizes))
+    sticker = median(sizes)
     height, width = shape
     margin = 0.5 * sticker
     touches = bool(
@@ -228,4 +229,4 @@ def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) ->
     if not np.any(valid):
         return None
     widths = (fractions[high] - fractions[low]) * size_all[usable]
-    return float(np.median(widths[valid]))
+    return median(widths[valid])

@@ -51,6 +51,7 @@ from judgecam.vision.second_look import borrowed_angles
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets, window
 from judgecam.vision.single_sample import single_sample_decides
 from judgecam.vision.slanted import slant_decides
+from judgecam.vision.stats import median
 
 if TYPE_CHECKING:
     from judgecam.calibration.scheme import ColorScheme
@@ -147,7 +148,7 @@ def _blur_fraction(image: NDArray[np.uint8], segmentation: FaceletSegmentation) 
     if width is None or not outlines:
         return 0.0
     sizes = [facelet.size_px for facelet in segmentation.facelets]
-    return float(width / max(float(np.median(sizes)), 1e-6))
+    return float(width / max(median(sizes), 1e-6))
 
 
 #: At most this many odd-coloured facelets are each tried as unseen (see `_decisive_facelet`).

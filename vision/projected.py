@@ -33,6 +33,7 @@ from judgecam.vision.colorspace import ciede2000
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet, lab_samples
+from judgecam.vision.stats import median
 
 logger = logging.getLogger(__name__)
 
@@ -368,7 +369,7 @@ def _tight_parts(
         errors[int(axis.facelet_part[facelet])].append(gap / max(sample.size_px, 1e-6))
     return [
         bool(found)
-        and float(np.median(found)) <= MAX_PART_CENTER_ERROR
+        and median(found) <= MAX_PART_CENTER_ERROR
         and sum(e <= MAX_PART_CENTER_ERROR for e in found) >= MIN_TIGHT_STICKERS
         for found in errors
     ]
@@ -517,7 +518,7 @@ def project_facelets(
     if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
         return ()  # no idea what a sticker looks like here: sample nothing
     look = StickerLook(
-        MAX_SPREAD_FACTOR * float(np.median(spreads)) + SPREAD_SLACK,
+        MAX_SPREAD_FACTOR * median(spreads) + SPREAD_SLACK,
         float(np.percentile(contrasts, 25)),
         np.median(np.asarray(borders), axis=0),
         chromaticity(np.asarray(insides)),
