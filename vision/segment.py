@@ -100,11 +100,37 @@ def sample_color(
     return np.asarray(mean, np.float64).reshape(3), spread, count
 
 
-def _apart(patch: Patch, centers: NDArray[np.float64], sizes: NDArray[np.float64]) -> bool:
-    """Whether a patch's centre is more than 0.35 sizes (the smaller) from every other's."""
-    offsets = centers - patch.center
-    gaps = np.sqrt(offsets[:, 0] * offsets[:, 0] + offsets[:, 1] * offsets[:, 1])
-    return bool(np.all(gaps > 0.35 * np.minimum(patch.size, sizes)))
+def _apart(
+    centers: NDArray[np.float64],
+    sizes: NDArray[np.float64],
+    other_centers: NDArray[np.float64],
+    other_sizes: NDArray[np.float64],
+) -> NDArray[np.bool_]:
+    """Per patch (centres (P, 2), sizes (P,)): whether its centre is more than 0.35 sizes (the
+    smaller) from every other patch's (Q, 2), (Q,)."""
+    offsets_x = other_centers[None, :, 0] - centers[:, None, 0]
+    offsets_y = other_centers[None, :, 1] - centers[:, None, 1]
+    gaps = np.sqrt(offsets_x * offsets_x + offsets_y * offsets_y)
+    return np.asarray(np.all(gaps > 0.35 * np.minimum(sizes[:, None], other_sizes[None]), axis=1))
+
+
+def _add_missed(kept: list[Patch], missed: Sequence[Patch]) -> None:
+    """Append (in place) each of `missed` apart from every patch in `kept` and from every
+    earlier one appended (`_apart`): all against `kept` at once, then the few that pass one
+    by one against those appended before them."""
+    if not missed:
+        return
+    centers = np.array([patch.center for patch in missed])
+    sizes = np.array([patch.size for patch in missed])
+    kept_centers = np.array([patch.center for patch in kept]).reshape(-1, 2)
+    kept_sizes = np.array([patch.size for patch in kept])
+    added: list[int] = []
+    for index in np.flatnonzero(_apart(centers, sizes, kept_centers, kept_sizes)).tolist():
+        if _apart(
+            centers[index : index + 1], sizes[index : index + 1], centers[added], sizes[added]
+        )[0]:
+            added.append(index)
+    kept.extend(missed[index] for index in added)
 
 
 #: Stage 2 looks this many stickers around stage 1's region.
@@ -150,13 +176,7 @@ def segment_facelets(
     ]
     # Stage 1 patches the local pass missed (its threshold window is tuned to the sticker size,
     # which can merge a sticker with a bright bevel) are kept as stage 1 outlined them.
-    centers = [patch.center for patch in kept]
-    sizes = [patch.size for patch in kept]
-    for patch in region.patches:
-        if _apart(patch, np.array(centers).reshape(-1, 2), np.array(sizes)):
-            kept.append(patch)
-            centers.append(patch.center)
-            sizes.append(patch.size)
+    _add_missed(kept, region.patches)
     facelets = []
     for patch in kept:
         mean, spread, count = sample_color(image, patch.corners)
