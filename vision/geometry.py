@@ -936,9 +936,10 @@ def _refine_angle(
 ) -> tuple[float, float]:
     """Gauss-Newton on the corner reprojection error over one rotation angle (degrees)."""
     base = problem.model_corners[facelets].reshape(-1, 3)  # (m * K, 3)
-    first = project(
-        base @ rotation_about(direction, angle).T, rotation, translation, problem.matrix
-    ).reshape(len(facelets), -1, 2)
+    turn = rotation_about(direction, angle)  # also the first step's
+    first = project(base @ turn.T, rotation, translation, problem.matrix).reshape(
+        len(facelets), -1, 2
+    )
     targets = _best_rolls(first, problem.corners[detections]).reshape(-1, 2)
     target_x, target_y = targets[:, 0], targets[:, 1]
     fx, fy = float(problem.matrix[0, 0]), float(problem.matrix[1, 1])
@@ -949,10 +950,12 @@ def _refine_angle(
     # The standard error is that of the last step taken: its residuals are kept and it is
     # computed once after the loop, not at every step.
     last: tuple[FloatArray, FloatArray, float] | None = None
-    for _ in range(4):
+    for step in range(4):
         # Camera-frame points and their derivative: d/dtheta (R_turn X) = axis x (R_turn X),
         # written per coordinate (no (N, 3) temporaries: this runs ~20 times per view).
-        turned = base @ (rotation @ rotation_about(direction, angle)).T
+        if step:
+            turn = rotation_about(direction, angle)
+        turned = base @ (rotation @ turn).T
         px, py, pz = turned[:, 0], turned[:, 1], turned[:, 2]
         inverse_depth = 1.0 / (pz + tz)
         ux, uy = (px + tx) * inverse_depth, (py + ty) * inverse_depth

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import cast
 
 import cv2
 import numpy as np
@@ -183,8 +184,9 @@ def find_patches(
     max_area = max_area_fraction * height * width
     rough: list[_Rough] = []
     for mask in masks:
+        # The outlines as they come (int32 arrays): hundreds a mask, most of them too short.
         contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
-        outlines = [np.asarray(contour, dtype=np.int32) for contour in contours]
+        outlines = cast("Sequence[NDArray[np.int32]]", contours)
         rough.extend(_rough_polygons(outlines, sides, min_area, max_area))
     if size_range is not None:
         low, high = size_range
