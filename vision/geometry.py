@@ -723,10 +723,18 @@ def _part_distances(
         facing, predicted = _aligned_projection(problem, rotation, translation)
     detected = problem.centers[pool]
     owner = model.axes[axis_index].facelet_part[facing]
-    return [
-        _nearest_squared(predicted[owner == part][None], None, detected)[0]
-        for part in range(len(angles))
-    ]
+    # Every (detection, facelet) squared distance once, as `_nearest_squared` computes each;
+    # then each part's nearest among its own facelets.
+    along_x = predicted[None, :, 0] - detected[:, 0:1]
+    along_y = predicted[None, :, 1] - detected[:, 1:2]
+    squared = along_x * along_x + along_y * along_y  # (n, facing facelets)
+    distances = []
+    for part in range(len(angles)):
+        mine = owner == part
+        distances.append(
+            squared[:, mine].min(axis=1) if mine.any() else np.full(len(detected), np.inf)
+        )
+    return distances
 
 
 def _aligned_projection(
