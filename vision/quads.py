@@ -11,6 +11,7 @@ the patch outline, which is what makes the angle measurement sub-pixel.
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import cast
@@ -187,10 +188,7 @@ def find_patches(
         # The outlines as they come (int32 arrays): hundreds a mask, most of them too short.
         contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         outlines = cast("Sequence[NDArray[np.int32]]", contours)
-        rough.extend(_rough_polygons(outlines, sides, min_area, max_area))
-    if size_range is not None:
-        low, high = size_range
-        rough = [r for r in rough if low <= np.sqrt(r.area) <= high]
+        rough.extend(_rough_polygons(outlines, sides, min_area, max_area, size_range))
     kept = _deduplicate(rough)
     patches = []
     for candidate in kept:
@@ -262,8 +260,15 @@ def _deduplicate(candidates: list[_Rough]) -> list[_Rough]:
 
 
 def _rough_polygons(
-    contours: Sequence[NDArray[np.int32]], sides: int, min_area: float, max_area: float
+    contours: Sequence[NDArray[np.int32]],
+    sides: int,
+    min_area: float,
+    max_area: float,
+    size_range: tuple[float, float] | None = None,
 ) -> list[_Rough]:
+    """Outlines approximated by convex polygons of `sides` corners, of an area in range and a
+    size (square root of area) in `size_range`, checked before the hull: the hull of a long
+    outline (a large blob of the wrong size) costs the most."""
     found = []
     # A closed outline of n pixel steps (each at most sqrt(2) long) encloses at most
     # n^2 / (2 pi) pixels (the isoperimetric inequality): shorter ones are too small to measure.
@@ -273,6 +278,8 @@ def _rough_polygons(
             continue
         area = cv2.contourArea(contour)
         if area < min_area or area > max_area:
+            continue
+        if size_range is not None and not size_range[0] <= math.sqrt(area) <= size_range[1]:
             continue
         hull = cv2.convexHull(contour)
         hull_area = cv2.contourArea(hull)
