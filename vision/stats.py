@@ -2,23 +2,20 @@
 
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 
 def median(values: ArrayLike) -> float:
-    """`np.median` of a one-dimensional array or sequence: the same value (the middle element,
-    or the two middle ones' sum halved, as np.median takes their mean), a tenth of the time.
+    """The median of the values (flattened), as `np.median` gives it, in a tenth of the time.
 
     Stages 1-3 take about twenty medians of a few dozen values per view, where np.median's
-    overhead (~10 us) is most of the cost. Empty input and NaN (sorted last) are left to
-    np.median itself.
+    overhead (~10 us) is most of the cost; the standard library's on a list is ~1 us. Empty
+    input and NaN are left to np.median itself.
     """
-    ordered = np.sort(np.asarray(values, dtype=np.float64), axis=None)
-    count = len(ordered)
-    if count == 0 or np.isnan(ordered[-1]):
-        return float(np.median(ordered))
-    half = count // 2
-    if count % 2:
-        return float(ordered[half])
-    return float((ordered[half - 1] + ordered[half]) / 2)
+    flat = np.asarray(values, dtype=np.float64).ravel()
+    if flat.size == 0 or np.isnan(flat).any():
+        return float(np.median(flat))
+    return float(statistics.median(flat.tolist()))
