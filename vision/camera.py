@@ -13,7 +13,6 @@ from typing import Any
 import cv2
 import numpy as np
 from numpy.typing import NDArray
-from scipy.spatial.transform import Rotation
 
 logger = logging.getLogger(__name__)
 
@@ -75,13 +74,6 @@ def rotation_matrix(rvec: NDArray[np.float64]) -> NDArray[np.float64]:
     """The 3x3 rotation matrix of a Rodrigues vector."""
     matrix, _ = cv2.Rodrigues(np.asarray(rvec, dtype=np.float64).reshape(3, 1))
     return np.asarray(matrix, dtype=np.float64)
-
-
-def rotation_matrices(rvecs: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The 3x3 rotation matrices (N, 3, 3) of Rodrigues vectors (N, 3), all at once: a fit
-    converts ~150 candidate poses, where one cv2.Rodrigues call each cost ~0.3 ms a view.
-    The same matrices as `rotation_matrix` to rounding (scipy's Rotation)."""
-    return np.asarray(Rotation.from_rotvec(rvecs).as_matrix(), dtype=np.float64)
 
 
 def rotation_angle_deg(rotation: NDArray[np.float64]) -> float:

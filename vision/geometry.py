@@ -29,13 +29,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.camera import (
-    Intrinsics,
-    project,
-    rotation_matrices,
-    rotation_matrix,
-    to_pixels,
-)
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix, to_pixels
 from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet
 from judgecam.vision.stats import median
@@ -555,8 +549,9 @@ def _body_poses(
                 tvecs_found.extend(tvecs[:solutions])
     if not rvecs_found:
         return []
+    # cv2.Rodrigues directly: `rotation_matrix` without its argument checks, ~150 times a view.
+    rotations = np.asarray(np.stack([cv2.Rodrigues(rvec)[0] for rvec in rvecs_found]), np.float64)
     rvecs_all = np.asarray(np.stack(rvecs_found), np.float64).reshape(-1, 3)
-    rotations = rotation_matrices(rvecs_all)  # ~150 a view: all at once
     tvecs_all = np.asarray(np.stack(tvecs_found), np.float64).reshape(-1, 3)
     counts, residuals = _score_poses(problem, rotations, tvecs_all)
     ranked = np.lexsort((residuals, -counts))
