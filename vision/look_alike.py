@@ -27,6 +27,7 @@ import logging
 from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import NDArray
 
 from judgecam.puzzle.observation import MISSING, UNKNOWN
 from judgecam.puzzle.registry import get_puzzle
@@ -130,43 +131,23 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
 
 def shaded_decides(fusion: Fusion) -> str | None:
     """A reason for review if a penalty rests on facelets whose chromaticity is another seen
-    colour's rather than their own.
+    colour's rather than their own (`shaded_facelets`).
 
     Stage 4 tells colours apart in CIEDE2000, lightness included, and lights each face as a
     whole; a shadow over part of a face (a turned layer's, a hand's) darkens a sticker towards
     the darker colour of a pair of like hues, red for an orange, while its chromaticity stays
     put (`color_shading.chromaticity`). On a render never seen before (seed 4646 rig3 c0028, a
     +2), an orange at L 40 beside the face's oranges at L 58 was read red with confidence 1.0:
-    DNF. Each facelet is compared with the mean chromaticity of every colour read (its own
-    without it); those nearer another colour are taken as unseen, and if the penalty then does
+    DNF. The facelets `shaded_facelets` finds are taken as unseen, and if the penalty then does
     not hold (`holds_without`), a judge looks.
     """
     verdict = fusion.verdict.verdict
-    if verdict not in (PLUS_TWO, DNF) or not fusion.samples:
+    if verdict not in (PLUS_TWO, DNF):
         return None
-    observation = fusion.observation
-    labels = observation.facelets
-    seen = [
-        (index, sample)
-        for index, sample in enumerate(fusion.samples)
-        if isinstance(sample, FaceletSample) and labels[index] not in (UNKNOWN, MISSING)
-    ]
-    if len(seen) < 2:
-        return None
-    chroma = chromaticity(np.array([sample.lab for _, sample in seen]))
-    names = np.array([labels[index] for index, _ in seen])
-    flagged = []
-    for row, (index, _) in enumerate(seen):
-        distances = {}
-        for name in sorted(set(names.tolist())):
-            members = names == name
-            if name == labels[index] and members.sum() > 1:
-                members[row] = False  # its own colour without it
-            distances[name] = float(np.linalg.norm(chroma[members].mean(axis=0) - chroma[row]))
-        if min(distances, key=distances.__getitem__) != labels[index]:
-            flagged.append(index)
+    flagged = shaded_facelets(fusion)
     if not flagged:
         return None
+    observation = fusion.observation
     spec = get_puzzle(observation.puzzle)
     if holds_without(verdict, judge_unseen(spec, observation, flagged)):
         return None
@@ -175,3 +156,55 @@ def shaded_decides(fusion: Fusion) -> str | None:
         f"the {verdict} rests on {len(flagged)} facelet(s) whose hue is another colour's "
         "(review without them): a shadow or a light over part of a face?"
     )
+
+
+def shaded_facelets(fusion: Fusion) -> list[int]:
+    """Seen facelets whose chromaticity is nearer another colour's mean than their own's.
+
+    Each facelet is compared with the mean chromaticity of every colour read; its own colour
+    without the facelets of that colour on its face (`_own_colour_elsewhere`)."""
+    if not fusion.samples:
+        return []
+    observation = fusion.observation
+    labels = observation.facelets
+    seen = [
+        (index, sample)
+        for index, sample in enumerate(fusion.samples)
+        if isinstance(sample, FaceletSample) and labels[index] not in (UNKNOWN, MISSING)
+    ]
+    if len(seen) < 2:
+        return []
+    spec = get_puzzle(observation.puzzle)
+    chroma = chromaticity(np.array([sample.lab for _, sample in seen]))
+    names = np.array([labels[index] for index, _ in seen])
+    faces = np.array([spec.facelets[index].face for index, _ in seen])
+    flagged = []
+    for row, (index, _) in enumerate(seen):
+        distances = {}
+        for name in sorted(set(names.tolist())):
+            members = names == name
+            if name == labels[index]:
+                members = _own_colour_elsewhere(members, faces, row)
+            distances[name] = float(np.linalg.norm(chroma[members].mean(axis=0) - chroma[row]))
+        if min(distances, key=distances.__getitem__) != labels[index]:
+            flagged.append(index)
+    return flagged
+
+
+def _own_colour_elsewhere(
+    members: NDArray[np.bool_], faces: NDArray[np.str_], row: int
+) -> NDArray[np.bool_]:
+    """The facelets of facelet `row`'s own colour to compare it with: those on other faces.
+
+    A shadow darkens several stickers of one face together; compared with their colour's
+    mean including each other, two shaded stickers named alike vouch for each other (corpus
+    c0016 rendered darker, as by an underexposed camera: two neon greens in a face's shade
+    named yellow beside the face's two lit greens, the one other yellow a true one). Without
+    that colour on another face, every other facelet of it; alone, the facelet itself."""
+    elsewhere = members & (faces != faces[row])
+    if elsewhere.any():
+        return elsewhere
+    others = members.copy()
+    if others.sum() > 1:
+        others[row] = False
+    return others

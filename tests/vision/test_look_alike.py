@@ -14,7 +14,12 @@ from judgecam.puzzle.registry import get_puzzle
 from judgecam.puzzle.verdict import judge
 from judgecam.vision.color_model import ColorClassification, ColorCluster, FaceletSample
 from judgecam.vision.fuse import Fusion
-from judgecam.vision.look_alike import misnamed_clusters, misnamed_decides, shaded_decides
+from judgecam.vision.look_alike import (
+    misnamed_clusters,
+    misnamed_decides,
+    shaded_decides,
+    shaded_facelets,
+)
 
 DATA = Path(__file__).parent / "data"
 
@@ -28,26 +33,26 @@ def _fusion(
     labels: list[str],
     lab_of: dict[str, tuple[float, float, float]],
     gains: tuple[float, float, float] = (1.0, 1.0, 1.0),
+    puzzle: str = "333",
 ) -> Fusion:
-    """A fusion of `labels` (a 3x3x3, pairs in line) with one cluster per colour read, under a
-    light of von Kries `gains`."""
-    pairs = tuple(
-        PairObservation(axis, parts, 0.0, 0.5) for axis in "xyz" for parts in ((0, 1), (1, 2))
-    )
-    observation = Observation("333", tuple(labels), pairs)
+    """A fusion of `labels` (a cube, every pair in line) with one cluster per colour read,
+    under a light of von Kries `gains`."""
+    spec = get_puzzle(puzzle)
+    pairs = tuple(PairObservation(pair.axis, pair.parts, 0.0, 0.5) for pair in spec.pairs())
+    observation = Observation(puzzle, tuple(labels), pairs)
     clusters = tuple(
         ColorCluster(name, None, None, lab_of[name], 1.0, labels.count(name), 0.0)
         for name in sorted(set(labels) - {UNKNOWN})
     )
     classification = ColorClassification(
-        "333",
+        puzzle,
         tuple(None if label == UNKNOWN else label for label in labels),
         tuple(0.0 if label == UNKNOWN else 1.0 for label in labels),
         clusters,
         (),
         gains,
     )
-    verdict = judge(get_puzzle("333"), observation)
+    verdict = judge(spec, observation)
     return Fusion(observation, verdict, classification, (), (), (), (), False)
 
 
@@ -114,7 +119,8 @@ def _fused(capture: str, labels_key: str) -> Fusion:
         for name in set(labels) - {UNKNOWN}
     }
     gains = tuple(data["gains"])
-    return replace(_fusion(labels, lab_of, gains), samples=samples)  # type: ignore[arg-type]
+    fusion = _fusion(labels, lab_of, gains, data["puzzle"])  # type: ignore[arg-type]
+    return replace(fusion, samples=samples)
 
 
 def test_a_penalty_that_rests_on_a_shaded_facelet_read_as_another_colour_goes_to_a_judge() -> None:
@@ -127,6 +133,20 @@ def test_a_penalty_that_rests_on_a_shaded_facelet_read_as_another_colour_goes_to
     right = _fused("seed4646-rig3-c0028", "truth")
     assert right.verdict.verdict == "+2"
     assert shaded_decides(right) is None
+
+
+def test_shaded_facelets_of_one_face_do_not_vouch_for_each_other() -> None:
+    # Two neon greens in a face's shade (L 26-27 beside the face's lit greens at L 45, the same
+    # hue) read yellow, the colour of one facelet elsewhere: against yellow's mean including
+    # each other they looked yellow; against the yellow on another face their hue is green's
+    # (corpus c0016 rendered darker, as by an underexposed camera; a +2 read DNF). The true
+    # yellow (11) is doubted too: the yellows on other faces than its own are the two greens.
+    misread = _fused("corpus-dark-c0016", "read")
+    assert misread.verdict.verdict == "DNF"
+    assert shaded_facelets(misread) == [1, 3, 11]
+    right = _fused("corpus-dark-c0016", "truth")
+    assert right.verdict.verdict == "+2"
+    assert shaded_facelets(right) == []
 
 
 def test_a_penalty_that_rests_on_a_cluster_coloured_like_another_goes_to_a_judge() -> None:
