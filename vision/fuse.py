@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 from judgecam.vision.camera import rotation_angle_deg, rotation_matrix
 from judgecam.vision.colorspace import bgr_to_lab, ciede2000
 from judgecam.vision.geometry import GeometryFit, PairAngle
-from judgecam.vision.model import PuzzleModel
+from judgecam.vision.model import PuzzleModel, rotation_about
 from judgecam.vision.projected import ProjectedFacelet
 from judgecam.vision.segment import Facelet
 
@@ -646,12 +646,40 @@ def _known_alignment(
     reference_view, other_view = views[reference], views[index]
     if first is None or second is None or reference_view is None or other_view is None:
         return None
-    best, angle = nearest_symmetry(
-        model,
-        puzzle_in_world(first, reference_view.fit),
-        puzzle_in_world(second, other_view.fit),
-    )
-    return None if angle > KNOWN_ALIGNMENT_TOLERANCE_DEG else best
+    reference_world = puzzle_in_world(first, reference_view.fit)
+    other_world = puzzle_in_world(second, other_view.fit)
+    best, angle = nearest_symmetry(model, reference_world, other_world)
+    if angle <= KNOWN_ALIGNMENT_TOLERANCE_DEG:
+        return best
+    # A fit's body is the part group it fitted first: with a layer turned well out of line,
+    # one view may take that layer for the body and another the rest (another renderer's
+    # 3x3x3 with a layer at -33 degrees: one view's body 33 degrees from the others'). The
+    # rig still places them if a part of one sits where a part of the other does, under the
+    # same symmetry as the bodies' nearest, and that symmetry is clearly the nearest: bodies
+    # about half a step apart (a layer at 44.5 degrees, seed 6868 rig3 `--hands` c0007) could
+    # be either of two.
+    if _runner_up_angle(model, reference_world, other_world) - angle < (
+        KNOWN_ALIGNMENT_TOLERANCE_DEG
+    ):
+        return None
+    for reference_part in _part_frames(model, reference_view.fit, reference_world):
+        for other_part in _part_frames(model, other_view.fit, other_world):
+            symmetry, gap = nearest_symmetry(model, reference_part, other_part)
+            if gap <= KNOWN_ALIGNMENT_TOLERANCE_DEG and np.allclose(symmetry, best):
+                return best
+    return None
+
+
+def _part_frames(
+    model: PuzzleModel, fit: GeometryFit, body_world: NDArray[np.float64]
+) -> list[NDArray[np.float64]]:
+    """The world rotations of a view's body and of each part it measured turned from it."""
+    frames = [body_world]
+    for axis, angles in zip(model.axes, fit.part_angles, strict=True):
+        for measured in angles:
+            if measured is not None and abs(measured.angle_deg) > KNOWN_ALIGNMENT_TOLERANCE_DEG:
+                frames.append(body_world @ rotation_about(axis.direction, measured.angle_deg))
+    return frames
 
 
 def puzzle_in_world(
@@ -672,6 +700,16 @@ def nearest_symmetry(
     angles = [rotation_angle_deg(symmetry.T @ relative) for symmetry in model.symmetries]
     index = int(np.argmin(angles))
     return np.asarray(model.symmetries[index], dtype=np.float64), angles[index]
+
+
+def _runner_up_angle(
+    model: PuzzleModel, first: NDArray[np.float64], second: NDArray[np.float64]
+) -> float:
+    """How far (degrees) the rotation between two world rotations of the puzzle is from its
+    second-nearest symmetry (`nearest_symmetry` gives the nearest)."""
+    relative = first.T @ second
+    angles = sorted(rotation_angle_deg(symmetry.T @ relative) for symmetry in model.symmetries)
+    return angles[1] if len(angles) > 1 else float("inf")
 
 
 def _legal(model: PuzzleModel, observation: Observation) -> bool:

@@ -178,3 +178,37 @@ def test_a_pyraminx_view_knows_the_face_it_lies_on() -> None:
             fit = GeometryFit(**{**fit.__dict__, "rvec": rvec.reshape(3)})
             assert np.allclose(rotation_matrix(fit.rvec), camera_from_model, atol=1e-6)
             assert bottom_face(model, fit) == below, (elevation, yaw)
+
+
+def _turned_fit(model, body_deg: float, part_deg: tuple[float, float, float]) -> GeometryFit:
+    """A 3x3x3 fit whose body is turned `body_deg` about the first axis from the world's, its
+    parts on that axis at `part_deg` from the body."""
+    from dataclasses import replace
+
+    from judgecam.vision.geometry import PartAngle
+
+    direction = model.axes[0].direction
+    rvec = cv2.Rodrigues(rotation_about(direction, body_deg))[0].reshape(3)
+    measured = tuple(PartAngle(angle, 0.5, 6) for angle in part_deg)
+    in_line = tuple(PartAngle(0.0, 0.5, 6) for _ in range(3))
+    return replace(_fit(()), rvec=rvec, part_angles=(measured, in_line, in_line))
+
+
+def test_the_rig_places_a_view_whose_fit_took_a_turned_layer_for_the_body() -> None:
+    """One layer 33 degrees out of line: one camera's fit takes the two layers in line for its
+    body, another's the turned layer (its body 33 degrees from the first's, the other two
+    layers at +33 from it). The rig's poses still say how the views sit: the part one calls
+    its body sits where the other's turned parts do."""
+    from judgecam.vision.fuse import ViewEvidence, _known_alignment
+
+    model = puzzle_model("333")
+    first = ViewEvidence((), _turned_fit(model, 0.0, (0.0, 0.0, -33.0)))
+    second = ViewEvidence((), _turned_fit(model, -33.0, (33.0, 33.0, 0.0)))
+    poses = [np.eye(4), np.eye(4)]
+    found = _known_alignment(model, [first, second], 0, 1, poses)
+    assert found is not None and np.allclose(found, np.eye(3))
+    # With no part measured out of line in either view, 33 degrees from any symmetry is too
+    # far to trust the rig.
+    in_line = ViewEvidence((), _turned_fit(model, 0.0, (0.0, 0.0, 0.0)))
+    unturned = ViewEvidence((), _turned_fit(model, -33.0, (0.0, 0.0, 0.0)))
+    assert _known_alignment(model, [in_line, unturned], 0, 1, poses) is None

@@ -669,3 +669,33 @@ def test_a_white_sticker_is_not_taken_for_glare_between_views_put_together_by_co
     assert truth["verdict"] == "+2"
     result = check(images, truth["puzzle"], intrinsics)
     assert result.verdict in ("+2", "review"), result.reasons
+
+
+def test_a_rig_judges_a_layer_turned_33_degrees_that_one_view_takes_for_the_body() -> None:
+    """A +2 (R2) with one layer 33 degrees out of line, three calibrated cameras around it
+    (drawn by the synthetic renderer, not the corpus's). One camera's fit takes the turned
+    layer for its body, 33 degrees from the others': the rig must still put its stickers with
+    theirs (left to the colours, they were put together wrong: red and white read alike)."""
+    from judgecam.vision.synthetic import DEFAULT_SCHEME_BGR
+
+    spec = get_puzzle("333")
+    model = puzzle_model("333")
+    face_color = dict(spec.default_colors)
+    bgr = {face_color[face]: DEFAULT_SCHEME_BGR[face] for face in face_color}
+    colors = np.array([bgr[c] for c in spec.solved_state().apply("R2").colors], np.uint8)
+    turn = Turn(2, (0.0, 0.0, -33.0))
+    eyes = [(-91.3, 154.9, -207.6), (299.9, 184.1, 3.0), (-180.4, 148.4, 237.9)]
+    views = [render_view(model, colors, eye, turn=turn, seed=k) for k, eye in enumerate(eyes)]
+    poses = []
+    for view in views:
+        camera_from_world = np.eye(4)
+        camera_from_world[:3, :3] = cv2.Rodrigues(view.rvec)[0]
+        camera_from_world[:3, 3] = view.tvec
+        poses.append(np.linalg.inv(camera_from_world))
+    result = check(
+        [(f"cam{k}", view.image) for k, view in enumerate(views)],
+        "333",
+        [_camera()] * 3,
+        world_from_camera=poses,
+    )
+    assert result.verdict == "+2", result.reasons
