@@ -654,19 +654,19 @@ def _known_alignment(
     # A fit's body is the part group it fitted first: with a layer turned well out of line,
     # one view may take that layer for the body and another the rest (another renderer's
     # 3x3x3 with a layer at -33 degrees: one view's body 33 degrees from the others'). The
-    # rig still places them if a part of one sits where a part of the other does, under the
-    # same symmetry as the bodies' nearest, and that symmetry is clearly the nearest: bodies
-    # about half a step apart (a layer at 44.5 degrees, seed 6868 rig3 `--hands` c0007) could
-    # be either of two.
-    if _runner_up_angle(model, reference_world, other_world) - angle < (
-        KNOWN_ALIGNMENT_TOLERANCE_DEG
-    ):
-        return None
-    for reference_part in _part_frames(model, reference_view.fit, reference_world):
-        for other_part in _part_frames(model, other_view.fit, other_world):
-            symmetry, gap = nearest_symmetry(model, reference_part, other_part)
-            if gap <= KNOWN_ALIGNMENT_TOLERANCE_DEG and np.allclose(symmetry, best):
-                return best
+    # rig still places them if a part of one sits where a part of the other does, and every
+    # such match says the bodies' nearest symmetry: with a layer about half a step out (44.5
+    # degrees, seed 6868 rig3 `--hands` c0007) parts match under two symmetries, either of
+    # which could be the one.
+    matches = [
+        symmetry
+        for reference_part in _part_frames(model, reference_view.fit, reference_world)
+        for other_part in _part_frames(model, other_view.fit, other_world)
+        for symmetry, gap in [nearest_symmetry(model, reference_part, other_part)]
+        if gap <= KNOWN_ALIGNMENT_TOLERANCE_DEG
+    ]
+    if matches and all(np.allclose(symmetry, best) for symmetry in matches):
+        return best
     return None
 
 
@@ -700,16 +700,6 @@ def nearest_symmetry(
     angles = [rotation_angle_deg(symmetry.T @ relative) for symmetry in model.symmetries]
     index = int(np.argmin(angles))
     return np.asarray(model.symmetries[index], dtype=np.float64), angles[index]
-
-
-def _runner_up_angle(
-    model: PuzzleModel, first: NDArray[np.float64], second: NDArray[np.float64]
-) -> float:
-    """How far (degrees) the rotation between two world rotations of the puzzle is from its
-    second-nearest symmetry (`nearest_symmetry` gives the nearest)."""
-    relative = first.T @ second
-    angles = sorted(rotation_angle_deg(symmetry.T @ relative) for symmetry in model.symmetries)
-    return angles[1] if len(angles) > 1 else float("inf")
 
 
 def _legal(model: PuzzleModel, observation: Observation) -> bool:
