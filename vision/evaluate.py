@@ -33,6 +33,7 @@ from judgecam.vision.camera import Intrinsics
 from judgecam.vision.colorspace import bgr_to_lab
 from judgecam.vision.fuse import Classifier, _map_pair, stated_uncertainty
 from judgecam.vision.model import PuzzleModel, puzzle_model
+from judgecam.vision.perturb import PERTURBATIONS, perturbed
 from judgecam.vision.pipeline import CheckResult, ViewResult, analyse_view, judge_views
 
 if TYPE_CHECKING:
@@ -383,10 +384,12 @@ def evaluate(
     learned: bool = False,
     schemes: Path | None = None,
     larger_frame: float = 1.0,
+    perturb: str | None = None,
 ) -> list[CaptureScore]:
     """Judge every capture of `corpus` and score it against its truth; `schemes` is a folder of
     calibrated schemes (`scheme_file`), None to resolve the colours from the images alone;
-    `larger_frame` > 1 places every view in a larger frame (`in_larger_frame`)."""
+    `larger_frame` > 1 places every view in a larger frame (`in_larger_frame`); `perturb`
+    changes every view first (`perturb.PERTURBATIONS`)."""
     detector = None
     if learned:
         from judgecam.vision.detector_onnx import shared_detector
@@ -405,6 +408,8 @@ def evaluate(
             if read is None:
                 raise FileNotFoundError(corpus / view["image"])
             image: NDArray[np.uint8] = np.asarray(read, dtype=np.uint8)
+            if perturb is not None:
+                image = perturbed(image, perturb, str(view["image"]))
             if larger_frame > 1.0:
                 image, truth["views"][index] = in_larger_frame(image, view, larger_frame)
                 view = truth["views"][index]
@@ -548,6 +553,13 @@ def main(argv: list[str] | None = None) -> int:
         help="place every view in a frame F times as wide and high (borders replicated): the "
         "puzzle smaller in the frame, as a larger sensor behind the same lens sees it",
     )
+    parser.add_argument(
+        "--perturb",
+        choices=sorted(PERTURBATIONS),
+        default=None,
+        help="change every view first: a colour cast (warm, cool), underexposure (dark), low "
+        "contrast (flat), JPEG quality 30, sensor noise (noise8); the truth is unchanged",
+    )
     args = parser.parse_args(argv)
     if args.larger_frame < 1.0:
         parser.error("--larger-frame must be 1 or more")
@@ -561,6 +573,7 @@ def main(argv: list[str] | None = None) -> int:
         args.learned,
         args.schemes,
         args.larger_frame,
+        args.perturb,
     )
     summary = summarise(scores)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)

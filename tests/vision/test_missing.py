@@ -12,6 +12,7 @@ import pytest
 from judgecam.vision.evaluate import intrinsics_from_truth
 from judgecam.vision.missing import _gap_level
 from judgecam.vision.model import puzzle_model
+from judgecam.vision.perturb import perturbed
 from judgecam.vision.pipeline import analyse_view
 
 
@@ -27,32 +28,29 @@ def test_the_gap_level_is_the_gap_wherever_the_stickers_edge_falls() -> None:
     assert gap is not None and abs(gap - 30) <= 2
 
 
-def _view(corpus: Path, capture: str, camera: str, cast: tuple[float, float, float]):
-    """Stages 1-3 on one corpus view with its own intrinsics, its BGR scaled by `cast`."""
+def _view(corpus: Path, capture: str, camera: str, perturbation: str | None):
+    """Stages 1-3 on one corpus view with its own intrinsics (`perturb.perturbed` first)."""
     truth = json.loads((corpus / f"{capture}.json").read_text(encoding="utf-8"))
     view = next(v for v in truth["views"] if v["camera"] == camera)
     image = cv2.imread(str(corpus / view["image"]))
-    cast_image = np.clip(image * np.array(cast), 0, 255).astype(np.uint8)
+    if perturbation is not None:
+        image = perturbed(image, perturbation, view["image"])
     model = puzzle_model(truth["puzzle"])
-    return truth, analyse_view(cast_image, model, intrinsics_from_truth(view), view["image"])
-
-
-#: A camera's fixed white balance under a tungsten lamp: blue down, red up (B, G, R gains).
-WARM_CAST = (0.72, 0.95, 1.18)
+    return truth, analyse_view(image, model, intrinsics_from_truth(view), view["image"])
 
 
 def test_blue_stickers_greyed_by_a_warm_cast_are_not_missing(corpus_dir: Path) -> None:
-    # c0184 (a +2, no sticker missing): under the cast its blue stickers are dark grey (L 67,
+    # c0184 (a +2, no sticker missing): under a warm cast its blue stickers are dark grey (L 67,
     # chroma 5); the gaps measured as a mean over the band were 82, so they passed for bare
     # body: two missing stickers, DNF.
-    truth, view = _view(corpus_dir, "c0184", "cam0", WARM_CAST)
+    truth, view = _view(corpus_dir, "c0184", "cam0", "warm")
     assert truth["missing_facelets"] == []
     assert view.found and view.missing == ()
 
 
-@pytest.mark.parametrize("cast", [(1.0, 1.0, 1.0), WARM_CAST])
-def test_a_sticker_that_came_off_is_still_found(corpus_dir: Path, cast) -> None:
+@pytest.mark.parametrize("perturbation", [None, "warm"])
+def test_a_sticker_that_came_off_is_still_found(corpus_dir: Path, perturbation) -> None:
     # c0087: two stickers off (a DNF); cam1 sees one of them squarely.
-    truth, view = _view(corpus_dir, "c0087", "cam1", cast)
+    truth, view = _view(corpus_dir, "c0087", "cam1", perturbation)
     assert len(truth["missing_facelets"]) == 2
     assert view.found and len(view.missing) == 1

@@ -1,0 +1,35 @@
+"""Images changed as a camera or a venue changes them (`judgecam.vision.perturb`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from judgecam.vision.evaluate import main
+from judgecam.vision.perturb import PERTURBATIONS, perturbed
+
+
+def test_each_perturbation_changes_the_image_as_it_says() -> None:
+    image = np.full((40, 60, 3), (200, 100, 50), np.uint8)  # B, G, R
+    warm = perturbed(image, "warm", "a.jpg")
+    assert warm[0, 0].tolist() == [144, 95, 58]  # blue down, red up (50 x 1.18, truncated)
+    assert perturbed(image, "cool", "a.jpg")[0, 0].tolist() == [240, 100, 40]
+    assert perturbed(image, "dark", "a.jpg")[0, 0, 0] < 200 * 0.8
+    assert perturbed(image, "flat", "a.jpg")[0, 0].tolist() == [180, 120, 90]
+    noisy = perturbed(image, "noise8", "a.jpg")
+    assert 6.0 < float(np.std(noisy.astype(float) - image)) < 10.0
+    assert np.array_equal(noisy, perturbed(image, "noise8", "a.jpg"))  # the same per view
+    assert perturbed(image, "jpeg30", "a.jpg").shape == image.shape
+    assert set(PERTURBATIONS) == {"warm", "cool", "dark", "flat", "jpeg30", "noise8"}
+
+
+def test_an_unknown_perturbation_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown perturbation"):
+        perturbed(np.zeros((4, 4, 3), np.uint8), "sepia")
+
+
+def test_evaluate_judges_the_corpus_perturbed(corpus_dir: Path, capsys) -> None:
+    assert main([str(corpus_dir), "--limit", "1", "--perturb", "warm"]) == 0
+    assert "captures: 1" in capsys.readouterr().out
