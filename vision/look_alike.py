@@ -107,13 +107,19 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
     Penalties only: a solved reading has every face in one colour, so a split colour cannot
     make it (its two parts would share a face); a misnamed face is then only a wrong name, and
     leaving a whole face unseen would send 7 of 70 solved corpus captures to a judge.
+
+    Each such cluster is asked alone, then all of them together: light can split two colours
+    at once, and the penalty must not rest on the splits between them (corpus c0154 under a
+    warm cast: whites in shade named red, greens split in two, a DNF that held without either;
+    c0057 as plain `check`, a solved 2x2x2 read DNF the same way).
     """
     verdict = fusion.verdict.verdict
     if verdict not in (PLUS_TWO, DNF):
         return None
     observation = fusion.observation
     spec = get_puzzle(observation.puzzle)
-    for name, nearest in misnamed_clusters(fusion, scheme):
+    found = misnamed_clusters(fusion, scheme)
+    for name, nearest in found:
         facelets = [i for i, label in enumerate(observation.facelets) if label == name]
         trial = judge_unseen(spec, observation, facelets)
         if holds_without(verdict, trial):
@@ -126,6 +132,15 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
             "like another colour of the reading (review without them): one colour split by "
             "light or glare?"
         )
+    names = sorted({name for name, _ in found})
+    if len(names) > 1:
+        facelets = [i for i, label in enumerate(observation.facelets) if label in names]
+        if not holds_without(verdict, judge_unseen(spec, observation, facelets)):
+            return (
+                f"the {verdict} rests on the {len(facelets)} facelet(s) read "
+                f"{', '.join(names)}, colours that each look like another of the reading "
+                "(review without them all): colours split by light or glare?"
+            )
     return None
 
 

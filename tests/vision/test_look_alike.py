@@ -11,7 +11,7 @@ import numpy as np
 from judgecam.calibration.scheme import builtin_scheme
 from judgecam.puzzle.observation import UNKNOWN, Observation, PairObservation
 from judgecam.puzzle.registry import get_puzzle
-from judgecam.puzzle.verdict import judge
+from judgecam.puzzle.verdict import judge, judge_unseen
 from judgecam.vision.color_model import ColorClassification, ColorCluster, FaceletSample
 from judgecam.vision.fuse import Fusion
 from judgecam.vision.look_alike import (
@@ -83,6 +83,22 @@ def test_a_penalty_that_rests_on_a_misnamed_cluster_goes_to_a_judge() -> None:
     right = _c0019_like(misread=False)
     assert right.verdict.verdict == "+2"
     assert misnamed_decides(right) is None
+
+
+def test_a_penalty_that_rests_on_several_misnamed_colours_together_goes_to_a_judge() -> None:
+    # Corpus c0154 (a +2, stickerless) under a warm cast: whites in shade named red and greens
+    # split into green and yellow. The DNF holds without either misnamed colour alone, not
+    # without all of them.
+    misread = _fused("corpus-warm-c0154", "read")
+    assert misread.verdict.verdict == "DNF"
+    spec, observation = get_puzzle("333"), misread.observation
+    for name in ("red", "yellow"):
+        alone = [i for i, label in enumerate(observation.facelets) if label == name]
+        assert judge_unseen(spec, observation, alone).verdict == "DNF"
+    reason = misnamed_decides(misread)
+    assert reason is not None and "colours that each look like another" in reason
+    # Read right, the colours seen do not make it a DNF.
+    assert _fused("corpus-warm-c0154", "truth").verdict.verdict != "DNF"
 
 
 def test_two_clusters_with_more_facelets_than_one_colour_has_are_two_colours() -> None:
