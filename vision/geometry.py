@@ -716,20 +716,12 @@ def _part_distances(
         predicted = project(centers[facing], rotation, translation, problem.matrix)
     else:
         facing, predicted = _aligned_projection(problem, rotation, translation)
-    detected = problem.centers[pool]
     owner = model.axes[axis_index].facelet_part[facing]
-    # Every (detection, facelet) squared distance once, as `_nearest_squared` computes each;
-    # then each part's nearest among its own facelets.
-    along_x = predicted[None, :, 0] - detected[:, 0:1]
-    along_y = predicted[None, :, 1] - detected[:, 1:2]
-    squared = along_x * along_x + along_y * along_y  # (n, facing facelets)
-    distances = []
-    for part in range(len(angles)):
-        mine = owner == part
-        distances.append(
-            squared[:, mine].min(axis=1) if mine.any() else np.full(len(detected), np.inf)
-        )
-    return distances
+    # One batch, a member per part: the facing facelets, each part's own valid.
+    parts = np.arange(len(angles))
+    mine = owner[None, :] == parts[:, None]
+    batch = np.broadcast_to(predicted, (len(parts), *predicted.shape))
+    return list(_nearest_squared(batch, mine, problem.centers[pool]))
 
 
 def _aligned_projection(
