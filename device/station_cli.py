@@ -19,6 +19,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from judgecam.device.review_reasons import split_reasons
+
 logger = logging.getLogger(__name__)
 
 DEMO_SESSION = Path(__file__).resolve().parent / "demo_session"
@@ -129,10 +131,12 @@ def _summary(station: Any, truth: dict[Any, str] | None = None) -> int:
             + ("" if known is None else f" (ground truth: {known})")
         )
         if outcome.camera_verdict == "review":
-            for reason in outcome.reasons:
-                # What made it a review, then the notes (all "why" if the judge did not say).
-                cause = not outcome.review_because or reason in outcome.review_because
-                print(f"    {'why review' if cause else 'note'}: {reason}")
+            # What made it a review, then the notes (all "why" if the judge did not say).
+            why = split_reasons(outcome.reasons, outcome.review_because)
+            for reason in why.because:
+                print(f"    why review: {reason}")
+            for reason in why.notes:
+                print(f"    {'note' if why.marked else 'why review'}: {reason}")
         for incident in outcome.incidents:
             print(f"    {incident}")
         failures += outcome.attempt_id is None or outcome.camera_verdict is None
