@@ -2,7 +2,8 @@
 
 `evaluate --perturb KIND` judges the corpus with every view passed through one of these (the
 truth unchanged): a camera's fixed white balance under warm or cool light, underexposure, low
-contrast, heavy JPEG compression, sensor noise.
+contrast, heavy JPEG compression, sensor noise, a lens a little out of focus, a hand's motion
+blur, a cheap lens's vignetting.
 """
 
 from __future__ import annotations
@@ -48,6 +49,28 @@ def _noise8(image: Image, name: str) -> Image:
     return _clipped(image.astype(np.float32) + rng.normal(0.0, 8.0, image.shape))
 
 
+def _defocus(image: Image, name: str) -> Image:
+    """Gaussian blur, sigma 1.5 pixels: a fixed-focus lens a little off at the mat's distance."""
+    return np.asarray(cv2.GaussianBlur(image, (0, 0), 1.5), dtype=np.uint8)
+
+
+def _motion(image: Image, name: str) -> Image:
+    """A horizontal smear over 7 pixels: the puzzle set down, or the camera shaken, mid-exposure."""
+    kernel = np.full((1, 7), 1.0 / 7.0, np.float32)
+    return np.asarray(cv2.filter2D(image, -1, kernel), dtype=np.uint8)
+
+
+def _vignette(image: Image, name: str) -> Image:
+    """Light falling to 45 % at the corners (cos^4-like, quadratic in the radius)."""
+    height, width = image.shape[:2]
+    ys, xs = np.mgrid[0:height, 0:width].astype(np.float32)
+    radius2 = ((xs - (width - 1) / 2) ** 2 + (ys - (height - 1) / 2) ** 2) / (
+        ((width - 1) / 2) ** 2 + ((height - 1) / 2) ** 2
+    )
+    gain = 1.0 - 0.55 * radius2
+    return _clipped(image.astype(np.float32) * gain[..., None])
+
+
 def _clipped(values: NDArray[np.floating]) -> Image:
     return np.clip(values, 0, 255).astype(np.uint8)
 
@@ -60,6 +83,9 @@ PERTURBATIONS: dict[str, Callable[[Image, str], Image]] = {
     "flat": _flat,
     "jpeg30": _jpeg30,
     "noise8": _noise8,
+    "defocus": _defocus,
+    "motion": _motion,
+    "vignette": _vignette,
 }
 
 

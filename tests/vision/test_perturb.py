@@ -22,7 +22,29 @@ def test_each_perturbation_changes_the_image_as_it_says() -> None:
     assert 6.0 < float(np.std(noisy.astype(float) - image)) < 10.0
     assert np.array_equal(noisy, perturbed(image, "noise8", "a.jpg"))  # the same per view
     assert perturbed(image, "jpeg30", "a.jpg").shape == image.shape
-    assert set(PERTURBATIONS) == {"warm", "cool", "dark", "flat", "jpeg30", "noise8"}
+    assert set(PERTURBATIONS) == {
+        "warm",
+        "cool",
+        "dark",
+        "flat",
+        "jpeg30",
+        "noise8",
+        "defocus",
+        "motion",
+        "vignette",
+    }
+
+
+def test_blur_and_vignetting_change_what_they_say() -> None:
+    edge = np.zeros((41, 61, 3), np.uint8)
+    edge[:, 30:] = 200  # a vertical edge: both blurs soften it, a vertical one would not
+    for kind in ("defocus", "motion"):
+        soft = perturbed(edge, kind, "a.jpg")
+        assert 0 < int(soft[20, 30, 0]) < 200 and soft[20, 0, 0] == 0 and soft[20, 60, 0] == 200
+    bright = np.full((41, 61, 3), 200, np.uint8)
+    vignetted = perturbed(bright, "vignette", "a.jpg")
+    assert vignetted[20, 30, 0] == 200  # the centre keeps its light
+    assert 85 <= int(vignetted[0, 0, 0]) <= 95  # the corners 45 % of it
 
 
 def test_an_unknown_perturbation_is_refused() -> None:
