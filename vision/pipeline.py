@@ -41,7 +41,7 @@ from judgecam.vision.locate import (
     edge_width,
     find_puzzles,
 )
-from judgecam.vision.look_alike import misnamed_decides, shaded_decides
+from judgecam.vision.look_alike import look_alike_decides
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
@@ -1183,9 +1183,7 @@ def _judge(
     if glare is None and final != "review":
         glare = mixed_colors(model, fusion, usable)
     if glare is None and final != "review":
-        glare = misnamed_decides(fusion, scheme)
-    if glare is None and final != "review":
-        glare = shaded_decides(fusion)
+        glare = look_alike_decides(fusion, scheme)
     if glare is None and final != "review":
         glare = slant_decides(model, fusion, usable)
     if glare is None and final != "review":

@@ -15,6 +15,9 @@ from judgecam.puzzle.verdict import judge, judge_unseen
 from judgecam.vision.color_model import ColorClassification, ColorCluster, FaceletSample
 from judgecam.vision.fuse import Fusion
 from judgecam.vision.look_alike import (
+    lone_decides,
+    lone_facelets,
+    look_alike_decides,
     misnamed_clusters,
     misnamed_decides,
     shaded_decides,
@@ -95,8 +98,9 @@ def test_a_penalty_that_rests_on_several_misnamed_colours_together_goes_to_a_jud
     for name in ("red", "yellow"):
         alone = [i for i, label in enumerate(observation.facelets) if label == name]
         assert judge_unseen(spec, observation, alone).verdict == "DNF"
-    reason = misnamed_decides(misread)
-    assert reason is not None and "colours that each look like another" in reason
+    assert misnamed_decides(misread) is None  # each alone leaves the DNF standing
+    reason = look_alike_decides(misread)
+    assert reason is not None and "taken together" in reason
     # Read right, the colours seen do not make it a DNF.
     assert _fused("corpus-warm-c0154", "truth").verdict.verdict != "DNF"
 
@@ -175,3 +179,27 @@ def test_a_penalty_that_rests_on_a_cluster_coloured_like_another_goes_to_a_judge
     assert ("green", "white") in misnamed_clusters(misread)
     reason = misnamed_decides(misread)
     assert reason is not None and "read green that look white" in reason
+
+
+def test_a_lone_facelet_merged_into_another_colour_is_doubted() -> None:
+    # Corpus c0016 darker: the neon pink B1 (20), the scheme's red, seen nowhere else, read
+    # orange 25 CIEDE2000 from the two oranges; red is then unused.
+    misread = _fused("corpus-dark-c0016", "read")
+    assert lone_facelets(misread) == [20]
+    # Read right, every colour of the scheme is used: nothing is lone.
+    assert lone_facelets(_fused("corpus-dark-c0016", "truth")) == []
+
+
+def test_a_penalty_resting_on_all_look_alike_doubts_together_goes_to_a_judge() -> None:
+    # c0016 darker: the shaded greens read yellow make the DNF without the lone pink, and the
+    # pink read orange makes it without the greens; each check alone lets it stand.
+    misread = _fused("corpus-dark-c0016", "read")
+    assert misread.verdict.verdict == "DNF"
+    assert misnamed_decides(misread) is None
+    assert shaded_decides(misread) is None
+    assert lone_decides(misread) is None
+    reason = look_alike_decides(misread)
+    assert reason is not None and "taken together" in reason
+    right = _fused("corpus-dark-c0016", "truth")
+    assert right.verdict.verdict == "+2"
+    assert look_alike_decides(right) is None
