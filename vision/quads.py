@@ -22,11 +22,11 @@ from numpy.typing import NDArray
 
 logger = logging.getLogger(__name__)
 
+#: Least area / convex hull area of a patch: triangles lose more to their acute corners.
+MIN_SOLIDITY: dict[int, float] = {3: 0.78, 4: 0.85}
 #: Canny hysteresis thresholds (L2 gradient of the 3x3-smoothed 8-bit image). Sticker outlines
 #: against the body or a groove are steps of 50+ levels; these only need to be below that and
 #: above sensor noise.
-#: Least area / convex hull area of a patch: triangles lose more to their acute corners.
-MIN_SOLIDITY: dict[int, float] = {3: 0.78, 4: 0.85}
 EDGE_LOW = 20.0
 EDGE_HIGH = 60.0
 
