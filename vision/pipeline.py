@@ -45,9 +45,9 @@ from judgecam.vision.look_alike import look_alike_decides
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
-from judgecam.vision.projected import ProjectedFacelet, project_facelets
+from judgecam.vision.projected import ProjectedFacelet, project_and_refuse, project_facelets
 from judgecam.vision.quads import brightness
-from judgecam.vision.second_look import borrowed_angles
+from judgecam.vision.second_look import borrowed_angles, contradicted_parts
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets, window
 from judgecam.vision.single_sample import single_sample_decides
 from judgecam.vision.slanted import slant_decides
@@ -959,7 +959,8 @@ def _second_look(
     fusion: Fusion,
 ) -> tuple[ViewResult, ...] | None:
     """The views with samples added on parts they did not measure but the other views place
-    (`second_look.borrowed_angles`), or None if no view gains a sample."""
+    (`second_look.borrowed_angles`) and a problem where they see none of those stickers
+    (`second_look.contradicted_parts`), or None if no view gains either."""
     updated = list(views)
     for index, (view, evidence) in enumerate(zip(views, usable, strict=True)):
         rotation = fusion.rotations[index] if index < len(fusion.rotations) else None
@@ -971,7 +972,7 @@ def _second_look(
             continue
         fit, placed = borrowed
         have = {sample.facelet for sample in view.projected}
-        found = project_facelets(
+        found = project_and_refuse(
             view.image,
             view.segmentation.facelets,
             fit,
@@ -980,15 +981,22 @@ def _second_look(
             view.missing,
             placed,
         )
-        new = tuple(sample for sample in found if sample.facelet not in have)
+        new = tuple(sample for sample in found.samples if sample.facelet not in have)
         if new:
             note = (
                 f"{len(new)} facelet(s) sampled on parts placed by the other views' angles "
                 "(too few stickers outlined here to measure them)"
             )
-            updated[index] = replace(
-                view, projected=(*view.projected, *new), notes=(*view.notes, note)
-            )
+            view = replace(view, projected=(*view.projected, *new), notes=(*view.notes, note))
+        problems = tuple(
+            f"a layer it did not measure, placed by the other views' angle, puts {cells} "
+            "stickers in plain sight here and none is seen: that angle is in doubt (or "
+            "something covers the layer)"
+            for _, _, cells in contradicted_parts(model, found, placed)
+        )
+        if problems:
+            view = replace(view, problems=(*view.problems, *problems))
+        updated[index] = view
     if all(new is old for new, old in zip(updated, views, strict=True)):
         return None
     return tuple(updated)

@@ -446,8 +446,38 @@ def project_facelets(
 
     `placed_elsewhere`: (axis, part) whose angle the other views measured (`second_look`):
     sampled without stickers of their own to show the fit is tight there."""
+    return project_and_refuse(
+        image, detected, fit, model, intrinsics, missing, placed_elsewhere
+    ).samples
+
+
+@dataclass(frozen=True)
+class Projection:
+    """What `project_and_refuse` found: the samples, and the cells in plain sight (their own,
+    facing the camera at least CLEAR_FACING) whose sample did not look like a sticker."""
+
+    samples: tuple[ProjectedFacelet, ...]
+    refused: frozenset[int]
+
+
+#: A cell facing the camera at least this squarely (72 degrees) shows its sticker plainly: if
+#: its sample does not look like one, the placement (or something in front) is wrong.
+CLEAR_FACING = 0.3
+
+
+def project_and_refuse(
+    image: NDArray[np.uint8],
+    detected: tuple[Facelet, ...],
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    missing: tuple[int, ...] = (),
+    placed_elsewhere: frozenset[tuple[int, int]] = frozenset(),
+) -> Projection:
+    """`project_facelets`, with the cells in plain sight that it refused (`Projection`)."""
+    nothing = Projection((), frozenset())
     if not fit.found or fit.active_axis < 0:
-        return ()
+        return nothing
     # The fit's active axis is rendered with its parts' angles, the others in line. If a layer
     # of another axis was not measured (it may stand askew), that axis is rendered instead, its
     # unmeasured layer swept over a turning step, provided every other layer was measured in line.
@@ -460,13 +490,13 @@ def project_facelets(
         None,
     )
     if rendering is None:
-        return ()
+        return nothing
     render_axis, excluded = rendering
     height, width = image.shape[:2]
     rotation = rotation_matrix(fit.rvec)
     body = model.facelet_corners.reshape(-1, 3) @ rotation.T + fit.tvec
     if np.any(body[:, 2] <= 1e-3):
-        return ()
+        return nothing
     extent = _pixels(body, intrinsics)
     margin = 0.2 * model.sticker_size / model.radius * float(np.ptp(extent[:, 0]))
     x0 = int(np.clip(np.floor(extent[:, 0].min() - margin), 0, width - 1))
@@ -478,7 +508,7 @@ def project_facelets(
     try:
         index, cells, facing, measured = _render(fit, model, intrinsics, origin, shape, render_axis)
     except ValueError:
-        return ()
+        return nothing
     crop = np.ascontiguousarray(image[y0:y1, x0:x1])
 
     placed_detections = np.nonzero(fit.assignment >= 0)[0]
@@ -499,7 +529,7 @@ def project_facelets(
         and facing[facelet] >= MIN_FACING
     ]
     if not candidates:
-        return ()
+        return nothing
     # What a sticker looks like here: the placed stickers, measured the same way (squarely
     # facing and grazing ones alike, as the candidates are).
     spreads = [detected[d].spread for d in placed_detections]
@@ -516,7 +546,7 @@ def project_facelets(
             borders.append(found.border_lab)
             insides.append(found.inner_lab)
     if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
-        return ()  # no idea what a sticker looks like here: sample nothing
+        return nothing  # no idea what a sticker looks like here: sample nothing
     look = StickerLook(
         MAX_SPREAD_FACTOR * median(spreads) + SPREAD_SLACK,
         float(np.percentile(contrasts, 25)),
@@ -525,10 +555,15 @@ def project_facelets(
     )
 
     result = []
+    refused = set()
     for facelet in candidates:
         cell = cells[facelet]
         found = _measure(crop, index, facelet, cell - origin, MIN_OWN_FRACTION)
-        if found is None or not look.passes(found):
+        if found is None:
+            continue
+        if not look.passes(found):
+            if facing[facelet] >= CLEAR_FACING:
+                refused.add(facelet)
             continue
         fraction = found.own_fraction
         sample = Facelet(
@@ -545,4 +580,4 @@ def project_facelets(
         look.max_spread,
         look.contrast_quartile,
     )
-    return tuple(result)
+    return Projection(tuple(result), frozenset(refused))

@@ -8,6 +8,10 @@ this view did measure, the part can be placed here too. Its facelets are then sa
 projected facelet is (mostly its own, facing the camera, as uniform and as set off from the
 cell's border as the detected stickers), and the capture is judged again with them.
 
+The other way round, the part placed so may show no sticker where the borrowed angle puts
+them, in plain sight of this camera on two faces (`contradicted_parts`): the angle the other
+views measured is then in doubt, and the capture goes to a judge.
+
 Only pairs the views agree on are borrowed. Near the snapping boundary (a layer turned about
 half a step) this is still consistent: the one view that measured the pair decided which
 position the part is snapped to, and the facelets sampled here are named by that same position.
@@ -24,6 +28,7 @@ from numpy.typing import NDArray
 from judgecam.vision.fuse import FusedPair, _map_pair
 from judgecam.vision.geometry import GeometryFit, PartAngle
 from judgecam.vision.model import PuzzleModel
+from judgecam.vision.projected import CLEAR_FACING, Projection
 
 
 def borrowed_angles(
@@ -64,3 +69,38 @@ def borrowed_angles(
     if not placed:
         return None
     return replace(fit, part_angles=tuple(tuple(a) for a in angles)), frozenset(placed)
+
+
+#: A borrowed angle is contradicted by a view that has at least this many of the part's cells in
+#: plain sight (`projected.CLEAR_FACING`, their own), on two faces or more, and finds a sticker
+#: in none of them. One face's row alone says little: a layer's row along the mat, in its
+#: shadow, fails the sticker test with the angle right (corpus c0053; c0026 and c0062 darkened).
+MIN_REFUSED_CELLS = 3
+
+
+def contradicted_parts(
+    model: PuzzleModel,
+    projection: Projection,
+    placed: frozenset[tuple[int, int]],
+) -> list[tuple[int, int, int]]:
+    """(axis, part, cells) of the parts placed by the other views' angles (`placed`) where this
+    view sees `cells` >= MIN_REFUSED_CELLS of them plainly, on two faces or more, and none looks
+    like a sticker.
+
+    The other views' angle would put stickers there, in plain sight of this camera: that angle
+    is wrong, or something covers the layer here. Corpus c0006 with a defocused lens (a solved
+    3x3x3, its middle slice 37 degrees out): one view measured the slice at -15 degrees, the
+    other outlined none of its stickers and, placed at -15, saw none in six cells facing it;
+    the colours read at -15 made a DNF."""
+    found = []
+    for axis, part in sorted(placed):
+        parts = model.axes[axis].facelet_part
+        refused = [facelet for facelet in projection.refused if parts[facelet] == part]
+        faces = {int(model.facelet_face[facelet]) for facelet in refused}
+        shown = any(
+            parts[sample.facelet] == part and sample.facing >= CLEAR_FACING
+            for sample in projection.samples
+        )
+        if len(refused) >= MIN_REFUSED_CELLS and len(faces) >= 2 and not shown:
+            found.append((axis, part, len(refused)))
+    return found

@@ -14,8 +14,11 @@ from judgecam.vision.evaluate import intrinsics_from_truth, truth_alignment
 from judgecam.vision.fuse import FusedPair
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import puzzle_model, rotation_about
+from judgecam.vision.perturb import perturbed
 from judgecam.vision.pipeline import analyse_view, judge_views
-from judgecam.vision.second_look import borrowed_angles
+from judgecam.vision.projected import CLEAR_FACING, ProjectedFacelet, Projection
+from judgecam.vision.second_look import MIN_REFUSED_CELLS, borrowed_angles, contradicted_parts
+from judgecam.vision.segment import Facelet
 
 
 def _angle(fit: GeometryFit, axis: int, part: int) -> float | None:
@@ -91,6 +94,7 @@ def test_a_layer_only_one_camera_measures_is_read_in_the_other_too(corpus_dir: P
     added = after - before
     assert len(added) >= 2
     assert any("placed by the other views' angles" in note for note in result.views[1].notes)
+    assert not any("none is seen" in problem for problem in result.views[1].problems)
     alignment = truth_alignment(result, truth, model)
     assert alignment is not None
     permutation = alignment[1]
@@ -107,3 +111,61 @@ def test_a_layer_only_one_camera_measures_is_read_in_the_other_too(corpus_dir: P
                 continue
             same_truth = colours[int(permutation[first])] == colours[int(permutation[second])]
             assert (labels[first] == labels[second]) == same_truth, (first, second)
+
+
+def _projected(facelet: int, facing: float) -> ProjectedFacelet:
+    square = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]])
+    return ProjectedFacelet(facelet, Facelet(square, np.zeros(3), 1.0, 100, 1.0), facing, 1.0)
+
+
+def test_a_borrowed_layer_is_contradicted_where_the_view_sees_none_of_its_stickers() -> None:
+    model = puzzle_model("333")
+    axis = 1
+    middle = [int(f) for f in np.nonzero(model.axes[axis].facelet_part == 1)[0]]
+    by_face: dict[int, list[int]] = {}
+    for facelet in middle:
+        by_face.setdefault(int(model.facelet_face[facelet]), []).append(facelet)
+    first, second = list(by_face.values())[:2]
+    refused = frozenset([*first[:2], second[0]])  # two faces, as a camera sees a layer
+    assert len(refused) == MIN_REFUSED_CELLS
+    placed = frozenset({(axis, 1)})
+    found = contradicted_parts(model, Projection((), refused), placed)
+    assert found == [(axis, 1, MIN_REFUSED_CELLS)]
+    # One sticker seen plainly on the layer confirms the angle; one seen at a grazing angle
+    # does not; fewer cells, or one face's row alone (a row along the mat, in shadow), say
+    # nothing.
+    seen = Projection((_projected(second[1], CLEAR_FACING),), refused)
+    assert contradicted_parts(model, seen, placed) == []
+    grazing = Projection((_projected(second[1], CLEAR_FACING / 2),), refused)
+    assert contradicted_parts(model, grazing, placed) == [(axis, 1, MIN_REFUSED_CELLS)]
+    fewer = Projection((), frozenset([first[0], second[0]]))
+    assert contradicted_parts(model, fewer, placed) == []
+    one_row = Projection((), frozenset(first))
+    assert len(first) >= MIN_REFUSED_CELLS and contradicted_parts(model, one_row, placed) == []
+    # Only the parts placed by the other views' angles are asked.
+    assert contradicted_parts(model, Projection((), refused), frozenset({(axis, 0)})) == []
+
+
+def test_a_borrowed_angle_no_sticker_confirms_sends_the_capture_to_a_judge(
+    corpus_dir: Path,
+) -> None:
+    """c0006 (solved, its middle slice 37 degrees out) through a lens a little out of focus:
+    cam0 measures the slice at about -15 degrees, cam1 outlines none of its stickers and,
+    placed at cam0's angle, finds none in the six cells facing it. The colours read at that
+    angle made a DNF; now a judge looks."""
+    truth = json.loads((corpus_dir / "c0006.json").read_text(encoding="utf-8"))
+    assert truth["verdict"] == "solved"
+    model = puzzle_model("333")
+    views = [
+        analyse_view(
+            perturbed(cv2.imread(str(corpus_dir / view["image"])), "defocus", view["image"]),
+            model,
+            intrinsics_from_truth(view),
+            view["image"],
+        )
+        for view in truth["views"]
+    ]
+    poses = [np.asarray(view["world_from_camera"]) for view in truth["views"]]
+    result = judge_views(views, "333", None, None, poses)
+    assert result.verdict == "review"
+    assert any("none is seen" in reason for reason in result.review_because)
