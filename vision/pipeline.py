@@ -967,7 +967,8 @@ def _second_look(
         if evidence is None or rotation is None or view.image is None:
             continue
         assert view.fit is not None and view.segmentation is not None
-        borrowed = borrowed_angles(model, view.fit, rotation, fusion.pairs)
+        own_fit = view.fit
+        borrowed = borrowed_angles(model, own_fit, rotation, fusion.pairs)
         if borrowed is None:
             continue
         fit, placed = borrowed
@@ -989,10 +990,10 @@ def _second_look(
             )
             view = replace(view, projected=(*view.projected, *new), notes=(*view.notes, note))
         problems = tuple(
-            f"a layer it did not measure, placed by the other views' angle, puts {cells} "
-            "stickers in plain sight here and none is seen: that angle is in doubt (or "
-            "something covers the layer)"
-            for _, _, cells in contradicted_parts(model, found, placed)
+            f"a slice it did not measure, placed by the other views' angle between two layers "
+            f"it did, puts {cells} stickers in plain sight here and none is seen: that angle "
+            "is in doubt"
+            for _, _, cells in contradicted_parts(model, own_fit, found, placed)
         )
         if problems:
             view = replace(view, problems=(*view.problems, *problems))

@@ -8,9 +8,9 @@ this view did measure, the part can be placed here too. Its facelets are then sa
 projected facelet is (mostly its own, facing the camera, as uniform and as set off from the
 cell's border as the detected stickers), and the capture is judged again with them.
 
-The other way round, the part placed so may show no sticker where the borrowed angle puts
-them, in plain sight of this camera on two faces (`contradicted_parts`): the angle the other
-views measured is then in doubt, and the capture goes to a judge.
+The other way round, a slice placed so between two layers this view measured may show no
+sticker where the borrowed angle puts them, in plain sight on two faces (`contradicted_parts`):
+the angle the other views measured is then in doubt, and the capture goes to a judge.
 
 Only pairs the views agree on are borrowed. Near the snapping boundary (a layer turned about
 half a step) this is still consistent: the one view that measured the pair decided which
@@ -80,20 +80,28 @@ MIN_REFUSED_CELLS = 3
 
 def contradicted_parts(
     model: PuzzleModel,
+    fit: GeometryFit,
     projection: Projection,
     placed: frozenset[tuple[int, int]],
 ) -> list[tuple[int, int, int]]:
-    """(axis, part, cells) of the parts placed by the other views' angles (`placed`) where this
-    view sees `cells` >= MIN_REFUSED_CELLS of them plainly, on two faces or more, and none looks
-    like a sticker.
+    """(axis, part, cells) of the parts placed by the other views' angles (`placed`) between two
+    parts this view measured (`fit`, its own) where it sees `cells` >= MIN_REFUSED_CELLS of
+    them plainly, on two faces or more, and none looks like a sticker.
 
-    The other views' angle would put stickers there, in plain sight of this camera: that angle
-    is wrong, or something covers the layer here. Corpus c0006 with a defocused lens (a solved
-    3x3x3, its middle slice 37 degrees out): one view measured the slice at -15 degrees, the
-    other outlined none of its stickers and, placed at -15, saw none in six cells facing it;
-    the colours read at -15 made a DNF."""
+    The other views' angle would put stickers there, in plain sight of this camera, and the
+    layers on either side are seen here: that angle is wrong. Corpus c0006 through a defocused
+    lens (a solved 3x3x3, its middle slice 37 degrees out): one view measured the slice at -15
+    degrees, the other outlined none of its stickers and, placed at -15, saw none in six cells
+    facing it; the colours read at -15 made a DNF. An outer layer is not asked: what covers it
+    (a hand, its shadow, a cup in front; four right verdicts on the sets) covers it whole.
+    """
     found = []
     for axis, part in sorted(placed):
+        own = fit.part_angles[axis]
+        if not (
+            0 < part < len(own) - 1 and own[part - 1] is not None and own[part + 1] is not None
+        ):
+            continue
         parts = model.axes[axis].facelet_part
         refused = [facelet for facelet in projection.refused if parts[facelet] == part]
         faces = {int(model.facelet_face[facelet]) for facelet in refused}

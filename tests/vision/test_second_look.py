@@ -12,7 +12,7 @@ import numpy as np
 
 from judgecam.vision.evaluate import intrinsics_from_truth, truth_alignment
 from judgecam.vision.fuse import FusedPair
-from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.geometry import GeometryFit, PartAngle
 from judgecam.vision.model import puzzle_model, rotation_about
 from judgecam.vision.perturb import perturbed
 from judgecam.vision.pipeline import analyse_view, judge_views
@@ -118,7 +118,18 @@ def _projected(facelet: int, facing: float) -> ProjectedFacelet:
     return ProjectedFacelet(facelet, Facelet(square, np.zeros(3), 1.0, 100, 1.0), facing, 1.0)
 
 
-def test_a_borrowed_layer_is_contradicted_where_the_view_sees_none_of_its_stickers() -> None:
+def _fit_measuring(axes: int, measured: dict[int, list[bool]]) -> GeometryFit:
+    """A fit of a 3x3x3 whose parts' angles are measured (0 degrees) where `measured` says."""
+    angles = tuple(
+        tuple(PartAngle(0.0, 0.5, 4) if seen else None for seen in measured.get(axis, [True] * 3))
+        for axis in range(axes)
+    )
+    return GeometryFit(
+        True, np.zeros(3), np.ones(3), np.zeros(0, np.int64), angles, (), 0, 1.0, 1.0, 1.0, ()
+    )
+
+
+def test_a_borrowed_slice_is_contradicted_where_the_view_sees_none_of_its_stickers() -> None:
     model = puzzle_model("333")
     axis = 1
     middle = [int(f) for f in np.nonzero(model.axes[axis].facelet_part == 1)[0]]
@@ -129,30 +140,38 @@ def test_a_borrowed_layer_is_contradicted_where_the_view_sees_none_of_its_sticke
     refused = frozenset([*first[:2], second[0]])  # two faces, as a camera sees a layer
     assert len(refused) == MIN_REFUSED_CELLS
     placed = frozenset({(axis, 1)})
-    found = contradicted_parts(model, Projection((), refused), placed)
+    # The view measured the layers on either side of the slice, not the slice.
+    fit = _fit_measuring(len(model.axes), {axis: [True, False, True]})
+    found = contradicted_parts(model, fit, Projection((), refused), placed)
     assert found == [(axis, 1, MIN_REFUSED_CELLS)]
-    # One sticker seen plainly on the layer confirms the angle; one seen at a grazing angle
-    # does not; fewer cells, or one face's row alone (a row along the mat, in shadow), say
-    # nothing.
+    # One sticker seen plainly on the slice confirms the angle; one seen at a grazing angle
+    # does not; fewer cells, or one face's row alone (a row in a shadow), say nothing.
     seen = Projection((_projected(second[1], CLEAR_FACING),), refused)
-    assert contradicted_parts(model, seen, placed) == []
+    assert contradicted_parts(model, fit, seen, placed) == []
     grazing = Projection((_projected(second[1], CLEAR_FACING / 2),), refused)
-    assert contradicted_parts(model, grazing, placed) == [(axis, 1, MIN_REFUSED_CELLS)]
+    assert contradicted_parts(model, fit, grazing, placed) == [(axis, 1, MIN_REFUSED_CELLS)]
     fewer = Projection((), frozenset([first[0], second[0]]))
-    assert contradicted_parts(model, fewer, placed) == []
+    assert contradicted_parts(model, fit, fewer, placed) == []
     one_row = Projection((), frozenset(first))
-    assert len(first) >= MIN_REFUSED_CELLS and contradicted_parts(model, one_row, placed) == []
-    # Only the parts placed by the other views' angles are asked.
-    assert contradicted_parts(model, Projection((), refused), frozenset({(axis, 0)})) == []
+    assert len(first) >= MIN_REFUSED_CELLS
+    assert contradicted_parts(model, fit, one_row, placed) == []
+    # A neighbouring layer not seen here either: something may cover that side of the puzzle.
+    covered = _fit_measuring(len(model.axes), {axis: [False, False, True]})
+    assert contradicted_parts(model, covered, Projection((), refused), placed) == []
+    # An outer layer is never asked (a hand or its shadow covers it whole).
+    outer = [int(f) for f in np.nonzero(model.axes[axis].facelet_part == 0)[0]]
+    outer_fit = _fit_measuring(len(model.axes), {axis: [False, True, True]})
+    outer_refused = Projection((), frozenset(outer))
+    assert contradicted_parts(model, outer_fit, outer_refused, frozenset({(axis, 0)})) == []
 
 
 def test_a_borrowed_angle_no_sticker_confirms_sends_the_capture_to_a_judge(
     corpus_dir: Path,
 ) -> None:
     """c0006 (solved, its middle slice 37 degrees out) through a lens a little out of focus:
-    cam0 measures the slice at about -15 degrees, cam1 outlines none of its stickers and,
-    placed at cam0's angle, finds none in the six cells facing it. The colours read at that
-    angle made a DNF; now a judge looks."""
+    cam0 measures the slice at about -15 degrees, cam1 measures the layers either side but
+    outlines none of the slice's stickers and, placed at cam0's angle, finds none in the six
+    cells facing it. The colours read at that angle made a DNF; now a judge looks."""
     truth = json.loads((corpus_dir / "c0006.json").read_text(encoding="utf-8"))
     assert truth["verdict"] == "solved"
     model = puzzle_model("333")
