@@ -37,7 +37,7 @@ def test_each_perturbation_changes_the_image_as_it_says() -> None:
 
 def test_blur_and_vignetting_change_what_they_say() -> None:
     edge = np.zeros((41, 61, 3), np.uint8)
-    edge[:, 30:] = 200  # a vertical edge: both blurs soften it, a vertical one would not
+    edge[:, 30:] = 200  # a vertical edge: both blurs soften it (a vertical smear would not)
     for kind in ("defocus", "motion"):
         soft = perturbed(edge, kind, "a.jpg")
         assert 0 < int(soft[20, 30, 0]) < 200 and soft[20, 0, 0] == 0 and soft[20, 60, 0] == 200
