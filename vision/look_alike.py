@@ -103,6 +103,16 @@ def misnamed_clusters(fusion: Fusion, scheme: ColorScheme | None = None) -> list
     return found
 
 
+def _rests_on(fusion: Fusion, facelets: list[int]) -> bool:
+    """Whether the verdict changes with `facelets` taken as unseen (`holds_without`); False for
+    none."""
+    observation = fusion.observation
+    return bool(facelets) and not holds_without(
+        fusion.verdict.verdict,
+        judge_unseen(get_puzzle(observation.puzzle), observation, facelets),
+    )
+
+
 def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str | None:
     """A reason for review if a penalty rests on the facelets of a cluster that looks like
     another cluster's colour (`misnamed_clusters`), each such cluster asked alone.
@@ -115,11 +125,9 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
     if verdict not in (PLUS_TWO, DNF):
         return None
     observation = fusion.observation
-    spec = get_puzzle(observation.puzzle)
     for name, nearest in misnamed_clusters(fusion, scheme):
         facelets = [i for i, label in enumerate(observation.facelets) if label == name]
-        trial = judge_unseen(spec, observation, facelets)
-        if holds_without(verdict, trial):
+        if not _rests_on(fusion, facelets):
             continue
         logger.info(
             "%s rests on %d facelets named %s that look %s", verdict, len(facelets), name, nearest
@@ -148,11 +156,7 @@ def shaded_decides(fusion: Fusion) -> str | None:
     if verdict not in (PLUS_TWO, DNF):
         return None
     flagged = shaded_facelets(fusion)
-    if not flagged:
-        return None
-    observation = fusion.observation
-    spec = get_puzzle(observation.puzzle)
-    if holds_without(verdict, judge_unseen(spec, observation, flagged)):
+    if not _rests_on(fusion, flagged):
         return None
     logger.info("%s rests on %d facelets of another colour's chromaticity", verdict, len(flagged))
     return (
@@ -262,10 +266,7 @@ def lone_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str | Non
     if verdict not in (PLUS_TWO, DNF):
         return None
     flagged = lone_facelets(fusion, scheme)
-    observation = fusion.observation
-    if not flagged or holds_without(
-        verdict, judge_unseen(get_puzzle(observation.puzzle), observation, flagged)
-    ):
+    if not _rests_on(fusion, flagged):
         return None
     logger.info("%s rests on %d lone facelets", verdict, len(flagged))
     return (
@@ -302,9 +303,7 @@ def look_alike_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str
         lone_facelets(fusion, scheme),
     ]
     doubted = sorted(set().union(*kinds))
-    if not doubted or holds_without(
-        verdict, judge_unseen(get_puzzle(observation.puzzle), observation, doubted)
-    ):
+    if not _rests_on(fusion, doubted):
         return None
     logger.info("%s rests on %d facelets that look like another colour", verdict, len(doubted))
     return (

@@ -45,7 +45,7 @@ from judgecam.vision.look_alike import look_alike_decides
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
-from judgecam.vision.projected import ProjectedFacelet, project_and_refuse, project_facelets
+from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
 from judgecam.vision.second_look import borrowed_angles, contradicted_parts
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets, window
@@ -788,7 +788,9 @@ def _finish_view(
         fit = replace(fit, assignment=assignment)
     timings["checks"] = _ms(start)
     start = time.perf_counter()
-    projected = project_facelets(image, segmentation.facelets, fit, model, intrinsics, missing)
+    projected = project_facelets(
+        image, segmentation.facelets, fit, model, intrinsics, missing
+    ).samples
     timings["project"] = _ms(start)
     if blur > MAX_EDGE_WIDTH_FRACTION:
         problems.append(f"image too blurred (edges {blur:.0%} of a sticker wide)")
@@ -973,7 +975,7 @@ def _second_look(
             continue
         fit, placed = borrowed
         have = {sample.facelet for sample in view.projected}
-        found = project_and_refuse(
+        found = project_facelets(
             view.image,
             view.segmentation.facelets,
             fit,

@@ -433,27 +433,9 @@ def _unrenderable_facelets(
     return excluded
 
 
-def project_facelets(
-    image: NDArray[np.uint8],
-    detected: tuple[Facelet, ...],
-    fit: GeometryFit,
-    model: PuzzleModel,
-    intrinsics: Intrinsics,
-    missing: tuple[int, ...] = (),
-    placed_elsewhere: frozenset[tuple[int, int]] = frozenset(),
-) -> tuple[ProjectedFacelet, ...]:
-    """Samples of the visible model facelets no detection was placed on (the fit's frame).
-
-    `placed_elsewhere`: (axis, part) whose angle the other views measured (`second_look`):
-    sampled without stickers of their own to show the fit is tight there."""
-    return project_and_refuse(
-        image, detected, fit, model, intrinsics, missing, placed_elsewhere
-    ).samples
-
-
 @dataclass(frozen=True)
 class Projection:
-    """What `project_and_refuse` found: the samples, and the cells in plain sight (their own,
+    """What `project_facelets` found: the samples, and the cells in plain sight (their own,
     facing the camera at least CLEAR_FACING) whose sample did not look like a sticker."""
 
     samples: tuple[ProjectedFacelet, ...]
@@ -465,7 +447,7 @@ class Projection:
 CLEAR_FACING = 0.3
 
 
-def project_and_refuse(
+def project_facelets(
     image: NDArray[np.uint8],
     detected: tuple[Facelet, ...],
     fit: GeometryFit,
@@ -474,7 +456,11 @@ def project_and_refuse(
     missing: tuple[int, ...] = (),
     placed_elsewhere: frozenset[tuple[int, int]] = frozenset(),
 ) -> Projection:
-    """`project_facelets`, with the cells in plain sight that it refused (`Projection`)."""
+    """Samples of the visible model facelets no detection was placed on (the fit's frame), and
+    the cells in plain sight refused as stickers (`Projection`).
+
+    `placed_elsewhere`: (axis, part) whose angle the other views measured (`second_look`):
+    sampled without stickers of their own to show the fit is tight there."""
     nothing = Projection((), frozenset())
     if not fit.found or fit.active_axis < 0:
         return nothing

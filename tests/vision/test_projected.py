@@ -95,7 +95,9 @@ def test_undetected_facelets_of_a_turned_slice_are_sampled_from_the_fit(turned_s
     assignment = fit.assignment.copy()
     assignment[dropped] = -1
     partial = replace(fit, assignment=assignment)
-    samples = project_facelets(view.image, result.segmentation.facelets, partial, model, _camera())
+    samples = project_facelets(
+        view.image, result.segmentation.facelets, partial, model, _camera()
+    ).samples
     sampled = {s.facelet for s in samples}
     # What stage 2 "missed" and faces the camera squarely enough comes back, the slice's
     # facelets included.
@@ -175,7 +177,7 @@ def test_a_sticker_whose_border_shows_its_colour_is_sampled_and_bare_body_is_not
     assignment[[d for d in placed if int(fit.assignment[d]) in (red, bare)]] = -1
     samples = project_facelets(
         image, result.segmentation.facelets, replace(fit, assignment=assignment), model, _camera()
-    )
+    ).samples
     sampled = {sample.facelet: sample for sample in samples}
     assert red in sampled
     np.testing.assert_allclose(sampled[red].sample.mean_bgr, colors[red], atol=25)
