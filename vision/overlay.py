@@ -37,6 +37,20 @@ def _point(p: NDArray[np.float64]) -> tuple[int, int]:
     return round(float(p[0])), round(float(p[1]))
 
 
+def wrapped(text: str, width: int, scale: float, thickness: int) -> list[str]:
+    """`text` broken at spaces into lines at most `width` pixels wide in the overlay's font (a
+    word wider than that stays whole): a long reason is read to its end, not cut at the edge."""
+    lines: list[str] = []
+    for word in text.split(" "):
+        longer = f"{lines[-1]} {word}" if lines else ""
+        size, _ = cv2.getTextSize(longer, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness + 2)
+        if lines and size[0] <= width:
+            lines[-1] = longer
+        else:
+            lines.append(word)
+    return lines
+
+
 def view_remarks(view: ViewResult, reasons: Sequence[str]) -> list[str]:
     """What the capture's reasons say about this view (its problems, and whether it was left
     out: a view drawn under the verdict must not look as if the verdict rests on it); its own
@@ -110,7 +124,12 @@ def draw_view(
     # image's edge.
     name = PurePath(view.name).name or view.name
     title = f"{verdict}: {name}" if verdict else name
-    lines = [title, *view_remarks(view, reasons), *pair_lines]
+    scale = 0.6 * thickness
+    lines = [
+        line
+        for text in (title, *view_remarks(view, reasons), *pair_lines)
+        for line in wrapped(text, image.shape[1] - 20, scale, thickness)
+    ]
     for row, text in enumerate(lines):
         origin_text = (10, 25 + 22 * row * thickness)
         cv2.putText(
@@ -118,7 +137,7 @@ def draw_view(
             text,
             origin_text,
             cv2.FONT_HERSHEY_SIMPLEX,
-            0.6 * thickness,
+            scale,
             (0, 0, 0),
             thickness + 2,
         )
@@ -127,7 +146,7 @@ def draw_view(
             text,
             origin_text,
             cv2.FONT_HERSHEY_SIMPLEX,
-            0.6 * thickness,
+            scale,
             (255, 255, 255),
             thickness,
         )

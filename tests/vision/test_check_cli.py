@@ -238,6 +238,25 @@ def test_an_overlay_says_what_the_verdict_made_of_its_view() -> None:
     assert view_remarks(lost, ()) == ["no puzzle found (no group of patches)"]  # type: ignore[arg-type]
 
 
+def test_a_long_remark_is_wrapped_to_the_overlay_not_cut_at_its_edge() -> None:
+    import cv2
+
+    from judgecam.vision.overlay import wrapped
+
+    reason = (
+        "a slice it did not measure, placed by the other views' angle between two layers it "
+        "did, puts 6 stickers in plain sight here and none is seen: that angle is in doubt"
+    )
+    lines = wrapped(reason, 600, 0.6, 1)
+    assert len(lines) > 1 and " ".join(lines) == reason
+    for line in lines:
+        width = cv2.getTextSize(line, cv2.FONT_HERSHEY_SIMPLEX, 0.6, 3)[0][0]
+        assert width <= 600
+    assert wrapped("x L|M: +0.1 +- 0.8 deg (within 45)", 600, 0.6, 1) == [
+        "x L|M: +0.1 +- 0.8 deg (within 45)"
+    ]
+
+
 def test_overlay_names_each_pair_with_its_layers_and_limit(cube_image) -> None:
     """The overlay's angle list names layers as the reasons do (`y E|U`), not axis indices, and
     says where each angle stands against its limit (the fixture turns one layer 15 degrees; which
