@@ -28,6 +28,10 @@ logger = logging.getLogger(__name__)
 #: a mid-grey sRGB channel moves r/(r+g+b) by about this much, so a noiseless synthetic
 #: cluster cannot make every chromaticity difference infinitely significant.
 MIN_CHROMATICITY_NOISE = 2e-3
+#: How far (a share of the way) a sheen may carry a colour's chromaticity towards the light's
+#: and still count as that colour under another light (`lit_variant`): past half way the
+#: reflection of the lamp outweighs the paint.
+MAX_SHEEN_SHARE = 0.5
 #: Linear RGB sum below which a facelet is too dark for its chromaticity to mean anything
 #: (about L* = 3 for a grey): it is then taken as the neutral (1/3, 1/3).
 DARK_SUM = 0.01
@@ -122,3 +126,70 @@ def shading_splits(
                 found.append((first, second, separation))
     logger.debug("clusters alike but for the light: %s", found)
     return sorted(found, key=lambda pair: pair[2])
+
+
+def illuminant_chromaticity(
+    gains: NDArray[np.float64] | tuple[float, float, float],
+) -> NDArray[np.float64] | None:
+    """Chromaticity of the light itself as the camera sees it: a neutral surface, which the
+    von Kries `gains` (observed -> reference, `color_naming`) carry to neutral, is 1 / gains.
+    None when a gain is not positive (a channel the naming could not fit)."""
+    values = np.asarray(gains, dtype=np.float64)
+    if not np.all(np.isfinite(values)) or np.any(values <= 0.0):
+        return None
+    inverse = 1.0 / values
+    return inverse[:2] / inverse.sum()
+
+
+def lit_variant(
+    labs: NDArray[np.float64],
+    members: NDArray[np.intp],
+    variant: NDArray[np.bool_],
+    colour: NDArray[np.bool_],
+    illuminant: NDArray[np.float64],
+    price: float,
+    noise_delta_e: float,
+) -> bool:
+    """Whether the facelets `variant` are the colour of the facelets `colour` under another
+    light: shaded (the same chromaticity) or with a sheen (a gloss adds the light's own colour,
+    so the chromaticity moves from the colour's straight towards the light's, `illuminant`),
+    at most `MAX_SHEEN_SHARE` of the way (further on, every colour turns the same grey).
+
+    The distance from that line is weighed against the chromaticity noise as in
+    `shading_splits` (squared noise units, against `price`, the cost of one more colour).
+    """
+    chroma = chromaticity(labs)
+    if not variant.any() or not colour.any():
+        return False
+    own, other = chroma[colour].mean(axis=0), chroma[variant].mean(axis=0)
+    covariance = (
+        pooled_covariance(chroma, members)
+        + (
+            propagated_noise(labs[colour].mean(axis=0), noise_delta_e)
+            + propagated_noise(labs[variant].mean(axis=0), noise_delta_e)
+        )
+        / 2.0
+    )
+    towards = illuminant - own
+    length = float(np.hypot(*towards))
+    if length < 1e-6:
+        return False
+    along = towards / length
+    across = np.array([-along[1], along[0]])
+    offset = other - own
+    scale = 1.0 / int(colour.sum()) + 1.0 / int(variant.sum())
+    off_line = float(offset @ across) ** 2 / (float(across @ covariance @ across) * scale)
+    position = float(offset @ along)
+    spread_along = float(np.sqrt(along @ covariance @ along * scale))
+    # Shading leaves the chromaticity where it is (position 0); a sheen may move it at most
+    # half way to the light's: beyond that the lamp's reflection, not the paint, is what the
+    # camera sees, and every colour ends in the same grey.
+    on_segment = -spread_along <= position <= MAX_SHEEN_SHARE * length
+    logger.debug(
+        "lit variant? off the line T^2 %.1f (price %.1f), along %.3f of %.3f",
+        off_line,
+        price,
+        position,
+        length,
+    )
+    return off_line < price and on_segment

@@ -30,7 +30,9 @@ than a threshold tuned to one camera:
    the merge, their facelets get no confidence (a review, not a confident split).
 6. Confidence: the margin between the best labelling and the best one giving the facelet
    another colour (by piece, by a swap of centres, or by a rival local optimum), in squared
-   noise units (CIEDE2000 over the pooled spread of the clusters).
+   noise units (CIEDE2000 over the pooled spread of the clusters). A rival that only makes a
+   new colour of facelets that are one of the winner's colours shaded or with a sheen of the
+   light's own colour (`color_shading.lit_variant`) is no rival.
 """
 
 from __future__ import annotations
@@ -73,13 +75,19 @@ from judgecam.vision.color_model import (
 )
 from judgecam.vision.color_naming import (
     CALIBRATE_ADVICE,
+    Naming,
     lab_to_linear_rgb,
     name_clusters,
     naming_costs,
     rotation_namings,
 )
 from judgecam.vision.color_pieces import PieceModel, assign_pieces, best_arrangement, piece_model
-from judgecam.vision.color_shading import shading_splits
+from judgecam.vision.color_shading import (
+    chromaticity,
+    illuminant_chromaticity,
+    lit_variant,
+    shading_splits,
+)
 from judgecam.vision.colorspace import ciede2000
 
 if TYPE_CHECKING:
@@ -360,12 +368,6 @@ def _classify_once(
             model, costs, arrangement, resolved.legal, members, margins, seen
         )
     _centre_margins(margins, costs, members, seen, pinned)
-    reported = margins.copy()
-    _rival_margins(margins, reported, candidates, seen, len(means), labs)
-    for rows, cap in shading_caps:
-        margins[seen[rows]] = np.minimum(margins[seen[rows]], cap)
-        reported[seen[rows]] = np.minimum(reported[seen[rows]], cap)
-
     counts = np.bincount(members, minlength=len(means))
     allowed = (
         rotation_namings(model, arrangement, [c.face for c in reference.colors])
@@ -373,6 +375,13 @@ def _classify_once(
         else None
     )
     naming = name_clusters(means, counts, reference.centres(), allowed)
+    reported = margins.copy()
+    illuminant = _light_chromaticity(labs, members, naming, reference)
+    _rival_margins(margins, reported, candidates, seen, len(means), labs, illuminant)
+    for rows, cap in shading_caps:
+        margins[seen[rows]] = np.minimum(margins[seen[rows]], cap)
+        reported[seen[rows]] = np.minimum(reported[seen[rows]], cap)
+
     names = [reference.colors[c].name for c in naming.colors]
     face_of_cluster = _cluster_faces(model, arrangement, pinned)
 
@@ -1018,6 +1027,7 @@ def _rival_margins(
     seen: NDArray[np.intp],
     clusters: int,
     labs: NDArray[np.float64],
+    illuminant: NDArray[np.float64] | None = None,
 ) -> None:
     """Margins lowered, in place, where another local optimum labels a facelet differently.
 
@@ -1035,9 +1045,15 @@ def _rival_margins(
     (c0131 at 0.75x: a misread orange whose doubt came from such a rival, outside its merge).
     Stage 4's own work (face lights weighted by confidence) keeps every rival whole:
     disregarding them there changed labellings (4242 rig3 at 1.5x, c0004, read wrong).
+
+    With the light's chromaticity (`illuminant`), a rival's reading of facelets as a colour the
+    winner leaves unseen does not count where they are the winner's colour shaded or with a
+    sheen (`_lit_variants`): seed 8383 rig3 c0033, two reds on a turned slice catching the lamp
+    made a sixth colour at +2.1, confidence 0.48 on a solved cube.
     """
     best = candidates[0]
     judged = not np.any(_merged_rows(best, labs))
+    penalty = color_penalty(len(seen))
     for rival in candidates[1:]:
         overlap = np.zeros((clusters, clusters))
         np.add.at(overlap, (best.members, rival.members), 1.0)
@@ -1045,6 +1061,8 @@ def _rival_margins(
         matched = np.empty(clusters, dtype=np.intp)
         matched[cols] = rows
         differ = matched[rival.members] != best.members
+        if illuminant is not None:
+            differ &= ~_lit_variants(best, rival, matched, differ, labs, illuminant, penalty)
         if not np.any(differ):
             continue
         excess = rival.score - best.score
@@ -1053,6 +1071,50 @@ def _rival_margins(
         if judged:
             indices = seen[differ & ~_merged_rows(rival, labs)]
         reported[indices] = np.minimum(reported[indices], excess)
+
+
+def _light_chromaticity(
+    labs: NDArray[np.float64],
+    members: NDArray[np.intp],
+    naming: Naming,
+    reference: ColorScheme,
+) -> NDArray[np.float64] | None:
+    """The light's chromaticity as the camera sees it: that of the facelets named a neutral
+    scheme colour (white) where the puzzle shows one, shading aside; otherwise what the
+    naming's von Kries gains make of a neutral surface (None if they cannot say)."""
+    for cluster, color in enumerate(naming.colors):
+        lab = reference.colors[color].lab
+        if np.hypot(lab[1], lab[2]) < NEUTRAL_CHROMA and np.any(members == cluster):
+            return np.asarray(chromaticity(labs[members == cluster]).mean(axis=0))
+    return illuminant_chromaticity(naming.gains)
+
+
+def _lit_variants(
+    best: _Resolved,
+    rival: _Resolved,
+    matched: NDArray[np.intp],
+    differ: NDArray[np.bool_],
+    labs: NDArray[np.float64],
+    illuminant: NDArray[np.float64],
+    penalty: float,
+) -> NDArray[np.bool_]:
+    """Rows where `rival` reads facelets as a colour the winner leaves unseen only because
+    they are one of the winner's colours under another light (`color_shading.lit_variant`):
+    shaded, or with a sheen of the light's own colour (a turned layer catching a lamp). Such a
+    rival splits a colour by light, like those `_one_colour_under_two_lights` sets aside."""
+    explained = np.zeros(len(labs), dtype=bool)
+    used = np.bincount(best.members, minlength=len(matched))
+    for cluster in np.unique(rival.members[differ]):
+        if used[matched[cluster]]:
+            continue
+        rows = differ & (rival.members == cluster)
+        own = np.unique(best.members[rows])
+        if len(own) != 1:
+            continue
+        colour = (best.members == own[0]) & ~rows
+        if lit_variant(labs, rival.members, rows, colour, illuminant, penalty, MIN_NOISE_DELTA_E):
+            explained |= rows
+    return explained
 
 
 def _candidate_arrangements(model: PieceModel, pinned: dict[int, int]) -> NDArray[np.intp]:
