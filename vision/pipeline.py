@@ -47,6 +47,7 @@ from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
+from judgecam.vision.rig_placed import carried_pose, puzzle_position, rig_placed_fit, rig_region
 from judgecam.vision.second_look import borrowed_angles, contradicted_parts
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets, window
 from judgecam.vision.single_sample import single_sample_decides
@@ -99,6 +100,9 @@ class ViewResult:
     disputed: tuple[int, ...] | None = None
     #: The image itself, for stage 5's second look (`second_look`); not part of the result.
     image: NDArray[np.uint8] | None = field(default=None, repr=False)
+    #: Its fit is the pose another camera measured, carried here by the rig (`rig_placed`):
+    #: its own fit was left out.
+    rig_placed: bool = False
 
     @property
     def found(self) -> bool:
@@ -959,12 +963,19 @@ def _second_look(
     views: Sequence[ViewResult],
     usable: Sequence[ViewEvidence | None],
     fusion: Fusion,
+    world_from_camera: Sequence[NDArray[np.float64] | None] | None = None,
 ) -> tuple[ViewResult, ...] | None:
     """The views with samples added on parts they did not measure but the other views place
     (`second_look.borrowed_angles`) and a problem where they see none of those stickers
-    (`second_look.contradicted_parts`), or None if no view gains either."""
+    (`second_look.contradicted_parts`), and views left out placed by the rig (`_rig_look`),
+    or None if no view gains anything."""
     updated = list(views)
     for index, (view, evidence) in enumerate(zip(views, usable, strict=True)):
+        if evidence is None and world_from_camera is not None:
+            placed_view = _rig_look(model, views, usable, fusion, world_from_camera, index)
+            if placed_view is not None:
+                updated[index] = placed_view
+            continue
         rotation = fusion.rotations[index] if index < len(fusion.rotations) else None
         if evidence is None or rotation is None or view.image is None:
             continue
@@ -1005,6 +1016,76 @@ def _second_look(
     return tuple(updated)
 
 
+def _rig_look(
+    model: PuzzleModel,
+    views: Sequence[ViewResult],
+    usable: Sequence[ViewEvidence | None],
+    fusion: Fusion,
+    world_from_camera: Sequence[NDArray[np.float64] | None],
+    index: int,
+) -> ViewResult | None:
+    """View `index`, left out, with the pose of the used view that placed the most stickers
+    carried to it by the rig (`rig_placed.rig_placed_fit`) and its facelets sampled there; None
+    if it has no patches, no pose, or the carried pose puts too few of its patches on cells."""
+    view, pose = views[index], world_from_camera[index]
+    lost = not view.found and all(p.startswith(NO_PUZZLE) for p in view.problems)
+    if pose is None or view.image is None or not (view.found or lost):
+        return None
+    sources = [
+        (int(np.count_nonzero(evidence.fit.assignment >= 0)), other, evidence.fit, other_pose)
+        for other, (evidence, other_pose) in enumerate(zip(usable, world_from_camera, strict=True))
+        if evidence is not None
+        and other_pose is not None
+        and other < len(fusion.rotations)
+        and fusion.rotations[other] is not None
+    ]
+    if not sources:
+        return None
+    _, source, source_fit, source_pose = max(sources, key=lambda found: found[:2])
+    rotation = fusion.rotations[source]
+    assert rotation is not None
+    position = puzzle_position([found[2] for found in sources], [found[3] for found in sources])
+    segmentation = view.segmentation
+    if lost or segmentation is None:
+        # No puzzle found here: look for its stickers where the rig says it is.
+        region = rig_region(
+            model,
+            *carried_pose(source_fit, source_pose, pose, position),
+            view.intrinsics,
+            view.image.shape,
+        )
+        if region is None:
+            return None
+        sides = int(model.facelet_corners.shape[1])
+        segmentation = segment_facelets(view.image, region, sides=sides)
+    carried = rig_placed_fit(
+        model, source_fit, source_pose, pose, segmentation.facelets, view.intrinsics, position
+    )
+    if carried is None:
+        return None
+    borrowed = borrowed_angles(model, carried, rotation, fusion.pairs)
+    fit, placed = borrowed if borrowed is not None else (carried, frozenset())
+    found = project_facelets(
+        view.image, segmentation.facelets, fit, model, view.intrinsics, (), placed
+    )
+    stickers = int(np.count_nonzero(fit.assignment >= 0))
+    note = (
+        f"placed where the other cameras put the puzzle (rig poses; turned as "
+        f"{views[source].name} sees it): {stickers} sticker(s) on their cells, "
+        f"{len(found.samples)} more facelet(s) sampled there"
+    )
+    return replace(
+        view,
+        segmentation=segmentation,
+        fit=fit,
+        problems=(),
+        missing=(),
+        projected=found.samples,
+        notes=(*view.notes, *(f"on its own: {problem}" for problem in view.problems), note),
+        rig_placed=True,
+    )
+
+
 #: A loose fit (`_loose_fit`) of a cube is still used with rig poses when its body rotation,
 #: carried into the world by its camera's calibrated pose, is within this angle (degrees) of
 #: every tight view's, up to the puzzle's symmetry: an independent check that the loose fit is
@@ -1027,6 +1108,10 @@ def _fit_check(
     if not view.found or view.segmentation is None or view.fit is None:
         return None
     rotation = None if pose is None else puzzle_in_world(pose, view.fit)
+    if view.rig_placed:
+        # Its placements are the carried pose's (`rig_placed`): as tight as the view it came
+        # from, and its own patches only where they sit on their cells.
+        return None, rotation
     return _loose_fit(view.fit, view.segmentation), rotation
 
 
@@ -1114,7 +1199,12 @@ def _judge(
         )
     # A camera that gave nothing usable leaves its facelets unseen, which the rules engine
     # allows for; what else it would have checked is asked of the verdict (`_face_decides`).
-    lost_view = left_out or any(_view_lost(view.problems) for view in views)
+    # A view placed by the rig still counts as lost: nothing of its own vouches for its pose.
+    lost_view = (
+        left_out
+        or any(view.rig_placed for view in views)
+        or any(_view_lost(view.problems) for view in views)
+    )
     hard_problem = any(view.problems and not _view_lost(view.problems) for view in views)
     if not any(usable):
         return CheckResult(
@@ -1140,7 +1230,7 @@ def _judge(
     timings["fuse_and_judge"] = _ms(start)
     if look_again:
         start = time.perf_counter()
-        again = _second_look(model, views, usable, fusion)
+        again = _second_look(model, views, usable, fusion, world_from_camera)
         if again is not None:
             result = _judge(again, puzzle, scheme, classify, world_from_camera, look_again=False)
             result.timings_ms["fuse_and_judge"] += timings["fuse_and_judge"] + _ms(start)

@@ -1,0 +1,195 @@
+"""A view whose own fit was left out, placed where the rig's other cameras put the puzzle.
+
+A camera whose fit is loose (corners off by a tenth of a sticker) or explains too few of the
+sticker-like patches it found (a hand, a cup, a timer's coloured buttons beside the puzzle)
+is left out: which patch is which facelet is in doubt there. With a calibrated rig the other
+cameras say where the puzzle is: their lines of sight to its centre meet where it stands
+(`puzzle_position`), and a tight view's rotation, carried into this camera by the two
+cameras' poses (world_from_camera), turns it. That places every facelet in this image without
+asking this view which patch is which. Its patches that sit on their cells (within
+`MAX_CENTER_ERROR` of a sticker) are then its stickers, and the cells no patch sits on are
+sampled as any projected facelet is (`projected`: own pixels, uniform, set off from the border
+like the placed stickers, and only on parts where those stickers sit where the pose puts them).
+
+One camera alone says less well how far away the puzzle is than in which direction: seen from
+another camera its distance error is a sideways offset (a third of a sticker on a rig3 render).
+No offset is searched for: a grid a cell off fits its own stickers nearly as well, and which
+patch is which would then be a guess. With one other camera the placement holds only where its
+distance was right.
+
+Nothing here measures an angle: the view's part angles are the other views' (its pairs are
+left empty), so it adds colours, never a misalignment.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.geometry import CLEARLY_VISIBLE, GeometryFit, _facing, _turned_model
+from judgecam.vision.locate import PuzzleRegion
+from judgecam.vision.model import PuzzleModel
+from judgecam.vision.segment import Facelet
+
+logger = logging.getLogger(__name__)
+
+FloatArray = NDArray[np.float64]
+
+#: A patch is taken for the sticker of the cell the carried pose puts nearest it when its centre
+#: lies within this fraction of a sticker of the cell's (`projected.MAX_PART_CENTER_ERROR` is the
+#: same bar for a part's stickers to vouch for the fit there).
+MAX_CENTER_ERROR = 0.1
+#: Fewest patches on their cells for the carried pose to stand for this view (also the fewest
+#: stickers `projected` needs to know what a sticker looks like here).
+MIN_PLACED_STICKERS = 3
+
+
+def puzzle_position(
+    fits: Sequence[GeometryFit], world_from_cameras: Sequence[NDArray[np.float64]]
+) -> FloatArray:
+    """The puzzle's centre in the world (mm) from tight fits of calibrated cameras.
+
+    A fit says well in which direction the puzzle lies and less well how far (its size in the
+    image): one camera's distance error is another's sideways error. With two cameras or more
+    the centre is where their lines of sight to it meet (least squares); with one, its fit's
+    distance is taken as it is.
+    """
+    centres, directions = [], []
+    for fit, pose in zip(fits, world_from_cameras, strict=True):
+        world = np.asarray(pose, dtype=np.float64)
+        centres.append(world[:3, 3])
+        ray = world[:3, :3] @ np.asarray(fit.tvec, dtype=np.float64)
+        directions.append(ray / np.linalg.norm(ray))
+    if len(fits) == 1:
+        world = np.asarray(world_from_cameras[0], dtype=np.float64)
+        return np.asarray(world[:3, :3] @ np.asarray(fits[0].tvec) + world[:3, 3])
+    normal = np.zeros((3, 3))
+    right = np.zeros(3)
+    for centre, direction in zip(centres, directions, strict=True):
+        across = np.eye(3) - np.outer(direction, direction)
+        normal += across
+        right += across @ centre
+    return np.asarray(np.linalg.solve(normal, right))
+
+
+def carried_pose(
+    fit: GeometryFit,
+    world_from_fitted: NDArray[np.float64],
+    world_from_this: NDArray[np.float64],
+    position: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray]:
+    """(rotation, translation) of the puzzle in this camera: `fit`'s rotation carried by the two
+    cameras' poses (4x4 world_from_camera, mm), at `position` in the world (`puzzle_position`;
+    without it, where `fit` alone puts the puzzle)."""
+    fitted = np.asarray(world_from_fitted, dtype=np.float64)
+    this = np.asarray(world_from_this, dtype=np.float64)
+    rotation = this[:3, :3].T @ fitted[:3, :3] @ rotation_matrix(fit.rvec)
+    if position is None:
+        position = puzzle_position([fit], [fitted])
+    return rotation, this[:3, :3].T @ (np.asarray(position) - this[:3, 3])
+
+
+def rig_region(
+    model: PuzzleModel,
+    rotation: FloatArray,
+    translation: FloatArray,
+    intrinsics: Intrinsics,
+    shape: tuple[int, ...],
+) -> PuzzleRegion | None:
+    """Where stage 2 should look for the puzzle's stickers in a frame of `shape` when the rig
+    says where the puzzle is (`carried_pose`): its silhouette and the size of the stickers that
+    face this camera; None if it is not in front of the camera or not in the frame."""
+    corners = model.facelet_corners @ rotation.T + translation  # (N, K, 3)
+    if np.any(corners[..., 2] <= 1e-3):
+        return None
+    pixels = _pixels(corners.reshape(-1, 3), intrinsics).reshape((*corners.shape[:2], 2))
+    facing = _facing(
+        model.facelet_normals, model.facelet_centers, rotation, translation, CLEARLY_VISIBLE
+    )
+    if not np.any(facing):
+        return None
+    areas = [abs(cv2.contourArea(cell.astype(np.float32))) for cell in pixels[facing]]
+    sticker = float(np.sqrt(np.median(areas)))
+    height, width = shape[:2]
+    outline = cv2.convexHull(pixels.reshape(-1, 2).astype(np.float32)).reshape(-1, 2)
+    inside = np.clip(outline, 0.0, [width - 1.0, height - 1.0])
+    if cv2.contourArea(inside.astype(np.float32)) < sticker * sticker:
+        return None
+    return PuzzleRegion(
+        patches=(),
+        outline_px=inside.astype(np.float64),
+        sticker_px=sticker,
+        touches_border=bool(np.any(outline != inside)),
+        confidence=0.0,
+    )
+
+
+def rig_placed_fit(
+    model: PuzzleModel,
+    fit: GeometryFit,
+    world_from_fitted: NDArray[np.float64],
+    world_from_this: NDArray[np.float64],
+    detected: Sequence[Facelet],
+    intrinsics: Intrinsics,
+    position: FloatArray | None = None,
+) -> GeometryFit | None:
+    """This view's fit with the pose of another camera's tight `fit` carried here by the rig
+    (`carried_pose`), its part angles, no pairs of its own, and its patches assigned to the
+    cells they sit on; None if fewer than MIN_PLACED_STICKERS do (the rig does not explain
+    this view)."""
+    rotation, translation = carried_pose(fit, world_from_fitted, world_from_this, position)
+    axis_angles = fit.part_angles[fit.active_axis] if fit.active_axis >= 0 else ()
+    angles = [0.0 if angle is None else angle.angle_deg for angle in axis_angles]
+    centers, normals = (
+        _turned_model(model, fit.active_axis, angles)
+        if angles
+        else (model.facelet_centers, model.facelet_normals)
+    )
+    in_camera = centers @ rotation.T + translation
+    if np.any(in_camera[:, 2] <= 1e-3) or not detected:
+        return None
+    visible = np.flatnonzero(_facing(normals, centers, rotation, translation, CLEARLY_VISIBLE))
+    if len(visible) == 0:
+        return None
+    cells = _pixels(in_camera[visible], intrinsics)
+    patches = np.array([facelet.center_px for facelet in detected], dtype=np.float64)
+    sizes = np.array([max(facelet.size_px, 1e-6) for facelet in detected], dtype=np.float64)
+    gaps = np.linalg.norm(patches[:, None, :] - cells[None, :, :], axis=2) / sizes[:, None]
+    nearest_cell = gaps.argmin(axis=1)
+    nearest_patch = gaps.argmin(axis=0)
+    assignment = np.full(len(detected), -1, dtype=np.int64)
+    for patch, cell in enumerate(nearest_cell):
+        if nearest_patch[cell] == patch and gaps[patch, cell] <= MAX_CENTER_ERROR:
+            assignment[patch] = visible[cell]
+    placed = int(np.count_nonzero(assignment >= 0))
+    logger.debug("rig-placed view: %d of %d patches on their cells", placed, len(detected))
+    if placed < MIN_PLACED_STICKERS:
+        return None
+    on_cells = gaps[assignment >= 0].min(axis=1)
+    rvec, _ = cv2.Rodrigues(rotation)
+    return GeometryFit(
+        found=True,
+        rvec=np.asarray(rvec, dtype=np.float64).reshape(3),
+        tvec=np.asarray(translation, dtype=np.float64),
+        assignment=assignment,
+        part_angles=fit.part_angles,
+        pairs=(),
+        active_axis=fit.active_axis,
+        reprojection_px=float(np.median(on_cells * sizes[assignment >= 0])),
+        inlier_fraction=placed / len(detected),
+        confidence=min(fit.confidence, placed / len(detected)),
+        problems=(),
+        pose_inlier_fraction=placed / len(detected),
+    )
+
+
+def _pixels(points: FloatArray, intrinsics: Intrinsics) -> FloatArray:
+    """Distorted pixel coordinates of camera-frame points (N, 3) in front of the camera."""
+    matrix = intrinsics.camera_matrix
+    ideal = points[:, :2] / points[:, 2:3] * np.diag(matrix)[:2] + matrix[:2, 2]
+    return intrinsics.distort(ideal)
