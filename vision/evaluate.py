@@ -33,7 +33,7 @@ from judgecam.vision.camera import Intrinsics
 from judgecam.vision.colorspace import bgr_to_lab
 from judgecam.vision.fuse import Classifier, _map_pair, stated_uncertainty
 from judgecam.vision.model import PuzzleModel, puzzle_model
-from judgecam.vision.perturb import PERTURBATIONS, perturbed
+from judgecam.vision.perturb import PERTURBATIONS, miscalibrated, perturbed
 from judgecam.vision.pipeline import CheckResult, ViewResult, analyse_view, judge_views
 
 if TYPE_CHECKING:
@@ -385,11 +385,13 @@ def evaluate(
     schemes: Path | None = None,
     larger_frame: float = 1.0,
     perturb: str | None = None,
+    rig_error: tuple[float, float] | None = None,
 ) -> list[CaptureScore]:
     """Judge every capture of `corpus` and score it against its truth; `schemes` is a folder of
     calibrated schemes (`scheme_file`), None to resolve the colours from the images alone;
     `larger_frame` > 1 places every view in a larger frame (`in_larger_frame`); `perturb`
-    changes every view first (`perturb.PERTURBATIONS`)."""
+    changes every view first (`perturb.PERTURBATIONS`); `rig_error` (degrees, mm) moves every
+    rig pose as a calibration that far off would (`perturb.miscalibrated`)."""
     detector = None
     if learned:
         from judgecam.vision.detector_onnx import shared_detector
@@ -429,6 +431,11 @@ def evaluate(
             if rig_poses
             else None
         )
+        if poses is not None and rig_error is not None:
+            poses = [
+                miscalibrated(pose, *rig_error, str(view["image"]))
+                for pose, view in zip(poses, truth["views"], strict=True)
+            ]
         scheme = _capture_scheme(schemes, truth)
         result = judge_views(model_views, puzzle, scheme, classify, poses)
         score = score_capture(result, truth, model)
@@ -560,7 +567,18 @@ def main(argv: list[str] | None = None) -> int:
         help="change every view first: a colour cast (warm, cool), underexposure (dark), low "
         "contrast (flat), JPEG quality 30, sensor noise (noise8); the truth is unchanged",
     )
+    parser.add_argument(
+        "--rig-error",
+        type=float,
+        nargs=2,
+        default=None,
+        metavar=("DEG", "MM"),
+        help="with --rig-poses: every camera pose turned DEG degrees and moved MM mm (random, "
+        "seeded), as a rig calibrated that far off",
+    )
     args = parser.parse_args(argv)
+    if args.rig_error is not None and not args.rig_poses:
+        parser.error("--rig-error needs --rig-poses")
     if args.larger_frame < 1.0:
         parser.error("--larger-frame must be 1 or more")
     logging.basicConfig(level=logging.WARNING)
@@ -574,6 +592,7 @@ def main(argv: list[str] | None = None) -> int:
         args.schemes,
         args.larger_frame,
         args.perturb,
+        None if args.rig_error is None else (args.rig_error[0], args.rig_error[1]),
     )
     summary = summarise(scores)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)

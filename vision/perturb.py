@@ -94,3 +94,19 @@ def perturbed(image: Image, kind: str, name: str = "") -> Image:
     if kind not in PERTURBATIONS:
         raise ValueError(f"unknown perturbation {kind!r}; known: {', '.join(PERTURBATIONS)}")
     return PERTURBATIONS[kind](image, name)
+
+
+def miscalibrated(
+    world_from_camera: NDArray[np.float64], degrees: float, millimetres: float, name: str = ""
+) -> NDArray[np.float64]:
+    """A camera pose (4x4 world_from_camera, mm) as a rig calibration that is off might give
+    it: turned by `degrees` about a random axis and moved `millimetres` in a random direction
+    (seeded by `name`, so every run gives the same poses)."""
+    rng = np.random.default_rng(zlib.crc32(("rig:" + name).encode()))
+    axis = rng.normal(size=3)
+    direction = rng.normal(size=3)
+    turn, _ = cv2.Rodrigues(axis / np.linalg.norm(axis) * np.radians(degrees))
+    pose = np.array(world_from_camera, dtype=np.float64)
+    pose[:3, :3] = pose[:3, :3] @ turn
+    pose[:3, 3] += direction / np.linalg.norm(direction) * millimetres
+    return pose

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from judgecam.vision.camera import rotation_angle_deg
 from judgecam.vision.evaluate import main
-from judgecam.vision.perturb import PERTURBATIONS, perturbed
+from judgecam.vision.perturb import PERTURBATIONS, miscalibrated, perturbed
 
 
 def test_each_perturbation_changes_the_image_as_it_says() -> None:
@@ -55,3 +56,23 @@ def test_an_unknown_perturbation_is_refused() -> None:
 def test_evaluate_judges_the_corpus_perturbed(corpus_dir: Path, capsys) -> None:
     assert main([str(corpus_dir), "--limit", "1", "--perturb", "warm"]) == 0
     assert "captures: 1" in capsys.readouterr().out
+
+
+def test_a_miscalibrated_pose_is_off_by_the_angle_and_distance_asked() -> None:
+    pose = np.eye(4)
+    pose[:3, 3] = [100.0, -50.0, 300.0]
+    moved = miscalibrated(pose, 1.5, 4.0, "c0001_cam0.jpg")
+    assert rotation_angle_deg(pose[:3, :3].T @ moved[:3, :3]) == pytest.approx(1.5)
+    assert np.linalg.norm(moved[:3, 3] - pose[:3, 3]) == pytest.approx(4.0)
+    np.testing.assert_array_equal(moved, miscalibrated(pose, 1.5, 4.0, "c0001_cam0.jpg"))
+    assert not np.allclose(moved, miscalibrated(pose, 1.5, 4.0, "c0001_cam1.jpg"))
+
+
+def test_evaluate_judges_with_a_rig_off_and_refuses_it_without_rig_poses(
+    corpus_dir: Path, capsys
+) -> None:
+    assert main([str(corpus_dir), "--limit", "1", "--rig-poses", "--rig-error", "1", "5"]) == 0
+    assert "captures: 1" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        main([str(corpus_dir), "--limit", "1", "--rig-error", "1", "5"])
+    assert refused.value.code == 2
