@@ -47,7 +47,13 @@ from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
-from judgecam.vision.rig_placed import carried_pose, puzzle_position, rig_placed_fit, rig_region
+from judgecam.vision.rig_placed import (
+    carried_pose,
+    line_of_sight,
+    puzzle_position,
+    rig_placed_fit,
+    rig_region,
+)
 from judgecam.vision.second_look import borrowed_angles, contradicted_parts
 from judgecam.vision.segment import FaceletSegmentation, segment_facelets, window
 from judgecam.vision.single_sample import single_sample_decides
@@ -1058,8 +1064,17 @@ def _rig_look(
             return None
         sides = int(model.facelet_corners.shape[1])
         segmentation = segment_facelets(view.image, region, sides=sides)
+    # With one other camera, its distance to the puzzle is what is least sure: slide along it.
+    sight = None if len(sources) > 1 else line_of_sight(source_fit, source_pose)
     carried = rig_placed_fit(
-        model, source_fit, source_pose, pose, segmentation.facelets, view.intrinsics, position
+        model,
+        source_fit,
+        source_pose,
+        pose,
+        segmentation.facelets,
+        view.intrinsics,
+        position,
+        sight,
     )
     if carried is None:
         return None

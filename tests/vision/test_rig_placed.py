@@ -11,7 +11,7 @@ from judgecam.render.camera import look_at
 from judgecam.vision.camera import Intrinsics
 from judgecam.vision.geometry import CLEARLY_VISIBLE, GeometryFit, PartAngle, _facing
 from judgecam.vision.model import puzzle_model
-from judgecam.vision.rig_placed import puzzle_position, rig_placed_fit
+from judgecam.vision.rig_placed import line_of_sight, puzzle_position, rig_placed_fit
 from judgecam.vision.segment import Facelet
 
 MODEL = puzzle_model("333")
@@ -103,19 +103,47 @@ def test_every_patch_is_placed_on_its_own_facelet(depth_error_mm: float) -> None
     assert fit.pairs == ()  # it measures no angle of its own
 
 
-def test_one_camera_whose_distance_is_off_places_nothing() -> None:
+def test_one_camera_whose_distance_is_off_places_nothing_unless_slid_along_its_sight() -> None:
     """One camera's distance 6 mm off puts the cells a third of a sticker aside here: no patch
-    sits on its cell, and no offset is guessed (a grid a cell off fits nearly as well)."""
-    fit = rig_placed_fit(MODEL, _fit(0, 6.0), CAMERAS[0], CAMERAS[1], _patches(1), INTRINSICS)
-    assert fit is None
+    sits on its cell as carried. Slid along that camera's line of sight (where its error
+    lies) to where the patches sit, each goes to its own facelet."""
+    fit = _fit(0, 6.0)
+    assert rig_placed_fit(MODEL, fit, CAMERAS[0], CAMERAS[1], _patches(1), INTRINSICS) is None
+    sight = line_of_sight(fit, CAMERAS[0])
+    slid = rig_placed_fit(MODEL, fit, CAMERAS[0], CAMERAS[1], _patches(1), INTRINSICS, None, sight)
+    assert slid is not None
+    np.testing.assert_array_equal(slid.assignment, _visible(1))
+    truth = _camera_from_puzzle(CAMERAS[1])[:3, 3]
+    assert np.linalg.norm(slid.tvec - truth) < 1.0
 
 
-def test_patches_a_cell_away_from_where_the_rig_puts_the_puzzle_are_not_placed() -> None:
-    """Patches about a cell away from where the rig puts their cells: none is placed."""
+def test_a_slide_never_reaches_a_grid_a_cell_off() -> None:
+    """Patches a cell away from where one camera puts the puzzle, along its line of sight: the
+    slide stops short of them, and nothing is placed."""
+    fit = _fit(0)
+    sight = line_of_sight(fit, CAMERAS[0])
     patches = _patches(1)
     size = float(np.median([p.size_px for p in patches]))
-    shifted = _patches(1, (1.2 * size, 0.0))
-    assert rig_placed_fit(MODEL, _fit(0), CAMERAS[0], CAMERAS[1], shifted, INTRINSICS) is None
+    for offset in ((1.2 * size, 0.0), (0.0, 1.2 * size), (-0.9 * size, 0.9 * size)):
+        shifted = _patches(1, offset)
+        assert (
+            rig_placed_fit(MODEL, fit, CAMERAS[0], CAMERAS[1], shifted, INTRINSICS, None, sight)
+            is None
+        )
+
+
+@pytest.mark.parametrize("stickers", [1.0, 1.2, 1.5])
+def test_patches_a_cell_away_from_where_the_rig_puts_the_puzzle_are_not_placed(
+    stickers: float,
+) -> None:
+    """Patches about a cell away, in any direction, from where the rig puts their cells (a
+    calibration a degree or two off): a grid a cell off fits them nearly as well as the one the
+    rig gives, so none is placed, even where some patches meet a cell."""
+    size = float(np.median([p.size_px for p in _patches(1)]))
+    for angle in np.linspace(0.0, 2.0 * np.pi, 12, endpoint=False):
+        offset = (stickers * size * np.cos(angle), stickers * size * np.sin(angle))
+        shifted = _patches(1, offset)
+        assert rig_placed_fit(MODEL, _fit(0), CAMERAS[0], CAMERAS[1], shifted, INTRINSICS) is None
 
 
 def test_too_few_patches_on_cells_place_nothing() -> None:
