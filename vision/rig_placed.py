@@ -33,7 +33,7 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.camera import Intrinsics, rotation_matrix, to_pixels
 from judgecam.vision.geometry import CLEARLY_VISIBLE, GeometryFit, _facing, _turned_model
 from judgecam.vision.locate import PuzzleRegion
 from judgecam.vision.model import PuzzleModel
@@ -327,6 +327,4 @@ def _shifted_grid_fits(cells: FloatArray, patches: FloatArray, sizes: FloatArray
 
 def _pixels(points: FloatArray, intrinsics: Intrinsics) -> FloatArray:
     """Distorted pixel coordinates of camera-frame points (N, 3) in front of the camera."""
-    matrix = intrinsics.camera_matrix
-    ideal = points[:, :2] / points[:, 2:3] * np.diag(matrix)[:2] + matrix[:2, 2]
-    return intrinsics.distort(ideal)
+    return intrinsics.distort(to_pixels(points, intrinsics.camera_matrix))
