@@ -165,9 +165,10 @@ def rig_placed_fit(
     """This view's fit with the pose of another camera's tight `fit` carried here by the rig
     (`carried_pose`), its part angles, no pairs of its own, and its patches assigned to the
     cells they sit on; None if fewer than MIN_PLACED_STICKERS do (the rig does not explain
-    this view). `sight`: the world direction along which `position` is unsure (one camera's
-    line of sight, when no other camera's meets it): the position is slid along it to where
-    the patches sit on their cells (`_slid_along_sight`)."""
+    this view) or if the cells shifted by about a cell fit as many (`_shifted_grid_fits`).
+    `sight`: the world direction along which `position` is unsure (one camera's line of
+    sight, when no other camera's meets it): the position is slid along it to where the
+    patches sit on their cells (`_slid_along_sight`)."""
     rotation, translation = carried_pose(fit, world_from_fitted, world_from_this, position)
     axis_angles = fit.part_angles[fit.active_axis] if fit.active_axis >= 0 else ()
     angles = [0.0 if angle is None else angle.angle_deg for angle in axis_angles]
