@@ -121,11 +121,16 @@ def misnamed_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str |
     make it (its two parts would share a face); a misnamed face is then only a wrong name, and
     leaving a whole face unseen would send 7 of 70 solved corpus captures to a judge.
     """
-    verdict = fusion.verdict.verdict
-    if verdict not in (PLUS_TWO, DNF):
+    if fusion.verdict.verdict not in (PLUS_TWO, DNF):
         return None
+    return _misnamed_reason(fusion, misnamed_clusters(fusion, scheme))
+
+
+def _misnamed_reason(fusion: Fusion, clusters: list[tuple[str, str]]) -> str | None:
+    """`misnamed_decides`' reason for the (name, nearest) `clusters`, or None."""
+    verdict = fusion.verdict.verdict
     observation = fusion.observation
-    for name, nearest in misnamed_clusters(fusion, scheme):
+    for name, nearest in clusters:
         facelets = [i for i, label in enumerate(observation.facelets) if label == name]
         if not _rests_on(fusion, facelets):
             continue
@@ -152,10 +157,14 @@ def shaded_decides(fusion: Fusion) -> str | None:
     DNF. The facelets `shaded_facelets` finds are taken as unseen, and if the penalty then does
     not hold (`holds_without`), a judge looks.
     """
-    verdict = fusion.verdict.verdict
-    if verdict not in (PLUS_TWO, DNF):
+    if fusion.verdict.verdict not in (PLUS_TWO, DNF):
         return None
-    flagged = shaded_facelets(fusion)
+    return _shaded_reason(fusion, shaded_facelets(fusion))
+
+
+def _shaded_reason(fusion: Fusion, flagged: list[int]) -> str | None:
+    """`shaded_decides`' reason for the `flagged` facelets, or None."""
+    verdict = fusion.verdict.verdict
     if not _rests_on(fusion, flagged):
         return None
     logger.info("%s rests on %d facelets of another colour's chromaticity", verdict, len(flagged))
@@ -262,10 +271,14 @@ def lone_facelets(fusion: Fusion, scheme: ColorScheme | None = None) -> list[int
 
 def lone_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str | None:
     """A reason for review if a penalty rests on lone facelets (`lone_facelets`)."""
-    verdict = fusion.verdict.verdict
-    if verdict not in (PLUS_TWO, DNF):
+    if fusion.verdict.verdict not in (PLUS_TWO, DNF):
         return None
-    flagged = lone_facelets(fusion, scheme)
+    return _lone_reason(fusion, lone_facelets(fusion, scheme))
+
+
+def _lone_reason(fusion: Fusion, flagged: list[int]) -> str | None:
+    """`lone_decides`' reason for the `flagged` facelets, or None."""
+    verdict = fusion.verdict.verdict
     if not _rests_on(fusion, flagged):
         return None
     logger.info("%s rests on %d lone facelets", verdict, len(flagged))
@@ -287,22 +300,27 @@ def look_alike_decides(fusion: Fusion, scheme: ColorScheme | None = None) -> str
     DNF the same way), c0016 darker (two shaded greens named yellow and a lone pink merged
     into orange: a +2 read DNF that held without either).
     """
-    reason = (
-        misnamed_decides(fusion, scheme) or shaded_decides(fusion) or lone_decides(fusion, scheme)
-    )
-    if reason is not None:
-        return reason
     verdict = fusion.verdict.verdict
     if verdict not in (PLUS_TWO, DNF):
         return None
+    # Each kind of doubt is found once, asked alone, then taken together.
+    clusters = misnamed_clusters(fusion, scheme)
+    shaded = shaded_facelets(fusion)
+    lone = lone_facelets(fusion, scheme)
+    reason = (
+        _misnamed_reason(fusion, clusters)
+        or _shaded_reason(fusion, shaded)
+        or _lone_reason(fusion, lone)
+    )
+    if reason is not None:
+        return reason
+    misnamed = {name for name, _ in clusters}
     observation = fusion.observation
-    misnamed = {name for name, _ in misnamed_clusters(fusion, scheme)}
-    kinds = [
-        [i for i, label in enumerate(observation.facelets) if label in misnamed],
-        shaded_facelets(fusion),
-        lone_facelets(fusion, scheme),
-    ]
-    doubted = sorted(set().union(*kinds))
+    doubted = sorted(
+        {i for i, label in enumerate(observation.facelets) if label in misnamed}
+        | set(shaded)
+        | set(lone)
+    )
     if not _rests_on(fusion, doubted):
         return None
     logger.info("%s rests on %d facelets that look like another colour", verdict, len(doubted))
