@@ -27,6 +27,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 from numpy.typing import NDArray
+from scipy.optimize import linprog
+from scipy.spatial import HalfspaceIntersection
 
 from judgecam.vision.camera import Intrinsics, rotation_matrix
 from judgecam.vision.colorspace import ciede2000
@@ -115,8 +117,13 @@ class _Pieces:
 
 @functools.cache
 def _pieces_of(model: PuzzleModel) -> _Pieces:
-    """The pieces as convex solids: on a cube each facelet cell pushed one cell inwards along
-    its normal spans exactly its cubie; on other shapes it is a close enough hull."""
+    """The pieces as convex solids inside the puzzle.
+
+    On a cube each facelet cell pushed one cell inwards along its normal spans exactly its
+    cubie, and that prism is kept. Elsewhere (a Pyraminx) such a prism juts out of the puzzle
+    and would hide its neighbours, so the piece is the exact one: the puzzle's face planes cut
+    by its part's slab along every axis.
+    """
     depth = model.sticker_size
     groups: dict[object, list[int]] = {}
     for index, piece in enumerate(model.facelet_piece):
@@ -127,9 +134,50 @@ def _pieces_of(model: PuzzleModel) -> _Pieces:
         indices = np.asarray(members, dtype=np.int64)
         cells = model.facelet_corners[indices]  # (m, K, 3)
         inner = cells - model.facelet_normals[indices][:, None, :] * depth
+        prism = np.concatenate([cells.reshape(-1, 3), inner.reshape(-1, 3)])
+        halfspaces = _piece_halfspaces(model, indices)
+        slack = 1e-6 * model.radius
+        inside = prism @ halfspaces[:, :3].T + halfspaces[:, 3] <= slack
         facelets.append(indices)
-        vertices.append(np.concatenate([cells.reshape(-1, 3), inner.reshape(-1, 3)]))
+        vertices.append(prism if inside.all() else _polytope_corners(halfspaces))
     return _Pieces(tuple(facelets), tuple(vertices))
+
+
+def _piece_halfspaces(model: PuzzleModel, members: NDArray[np.int64]) -> FloatArray:
+    """Half-spaces (rows [normal, offset], normal . x + offset <= 0) bounding the piece that
+    holds facelets `members`: every face plane of the puzzle, and along every axis the slab its
+    part spans (the extent of all facelet corners of that part; a cut lies on facelet edges)."""
+    corners = model.facelet_corners
+    rows = []
+    for face, normal in enumerate(model.face_normals):
+        unit = normal / np.linalg.norm(normal)
+        reach = float((corners[model.facelet_face == face] @ unit).max())
+        rows.append([*unit, -reach])
+    for axis in model.axes:
+        part = int(axis.facelet_part[members[0]])
+        along = corners[axis.facelet_part == part] @ axis.direction
+        rows.append([*axis.direction, -float(along.max())])
+        rows.append([*(-axis.direction), float(along.min())])
+    return np.asarray(rows, dtype=np.float64)
+
+
+def _polytope_corners(halfspaces: FloatArray) -> FloatArray:
+    """Corners (V, 3) of the bounded convex polytope the half-spaces enclose."""
+    normals, offsets = halfspaces[:, :3], halfspaces[:, 3]
+    # Chebyshev centre (the centre of the largest inscribed ball): an interior point.
+    lengths = np.linalg.norm(normals, axis=1, keepdims=True)
+    found = linprog(
+        c=[0.0, 0.0, 0.0, -1.0],
+        A_ub=np.hstack([normals, lengths]),
+        b_ub=-offsets,
+        bounds=[(None, None)] * 3 + [(0.0, None)],
+    )
+    centre = found.x
+    if not found.success or centre is None or centre[3] <= 0:
+        raise ValueError("a piece of the puzzle model encloses no volume")
+    corners = HalfspaceIntersection(halfspaces, centre[:3]).intersections
+    # Several planes meet at a Pyraminx corner: each meeting is reported once per plane triple.
+    return np.asarray(np.unique(np.round(corners, 3) + 0.0, axis=0), dtype=np.float64)
 
 
 def _pixels(points: FloatArray, intrinsics: Intrinsics) -> FloatArray:

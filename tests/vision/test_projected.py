@@ -3,14 +3,18 @@ fusion treats such samples where views disagree."""
 
 from __future__ import annotations
 
+import json
+import math
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
 
 from judgecam.vision.camera import Intrinsics
+from judgecam.vision.evaluate import intrinsics_from_truth
 from judgecam.vision.fuse import _consistent
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import puzzle_model
@@ -24,6 +28,8 @@ from judgecam.vision.projected import (
     StickerLook,
     _Measure,
     _measure,
+    _piece_halfspaces,
+    _pieces_of,
     _render,
     _scaled,
     _unrenderable_facelets,
@@ -365,3 +371,94 @@ def test_with_three_views_an_agreeing_majority_outvotes_one() -> None:
     assert sorted(s[1] for s in kept) == [800.0, 900.0]
     # Two views against each other stay a contradiction.
     assert _consistent([blue, red]) is None
+
+
+def test_pieces_are_solids_inside_the_puzzle_that_hold_their_own_facelets() -> None:
+    for name in ("333", "222", "pyram"):
+        model = puzzle_model(name)
+        pieces = _pieces_of(model)
+        assert sorted(np.concatenate(pieces.facelets).tolist()) == list(range(model.facelet_count))
+        for members, solid in zip(pieces.facelets, pieces.vertices, strict=True):
+            halfspaces = _piece_halfspaces(model, members)
+            # The solid lies in the puzzle (its face planes) and in its part on every axis (to
+            # the micrometre its corners are rounded to) ...
+            assert (solid @ halfspaces[:, :3].T + halfspaces[:, 3]).max() < 1e-3
+            # ... its own facelets lie on its surface (each on a plane through three corners) ...
+            for cell, normal in zip(
+                model.facelet_corners[members], model.facelet_normals[members], strict=True
+            ):
+                reach = float((solid @ normal).max())
+                np.testing.assert_allclose(cell @ normal, reach, atol=1e-3)
+            # ... and it has volume: more than a cell's area deep (a sliver would hide nothing).
+            extent = np.ptp(solid, axis=0)
+            assert extent.min() > 0.3 * model.sticker_size
+    # On a cube each piece is its cubie: a box one cell deep behind each of its facelets.
+    for name in ("333", "222"):
+        model = puzzle_model(name)
+        for solid in _pieces_of(model).vertices:
+            np.testing.assert_allclose(np.ptp(solid, axis=0), model.sticker_size, rtol=1e-6)
+
+
+def _own_fractions(index: np.ndarray, cells_px: np.ndarray, facelets) -> dict[int, float]:
+    """Per facelet: the fraction of its sticker-sized cell the index image labels its own."""
+    fractions = {}
+    for facelet in facelets:
+        mask = np.zeros(index.shape, np.uint8)
+        cv2.fillPoly(mask, [np.rint(_scaled(cells_px[facelet], 0.85)).astype(np.int32)], 1)
+        inside = mask.astype(bool)
+        fractions[int(facelet)] = float((index[inside] == facelet).mean())
+    return fractions
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_pyraminx_in_line_hides_none_of_the_facelets_it_turns_to_the_camera(
+    seed: int, fit_with: Callable[..., GeometryFit]
+) -> None:
+    # In line, a Pyraminx is a tetrahedron: every facelet facing the camera is in full view.
+    # Pieces drawn larger than they are (each cell pushed one cell inwards juts out of a
+    # tetrahedron) would hide the facelets of the pieces behind them.
+    model = puzzle_model("pyram")
+    rvec = np.random.default_rng(seed).normal(size=3)
+    fit = replace(fit_with("pyram", 0, {}), rvec=rvec, tvec=np.array([0.0, 0.0, 260.0]))
+    index, cells_px, facing, _ = _render(fit, model, _camera(), np.zeros(2), (720, 1280), 0)
+    facing_camera = np.nonzero(facing > 0.2)[0]
+    assert len(facing_camera) >= 9
+    fractions = _own_fractions(index, cells_px, facing_camera)
+    assert min(fractions.values()) > 0.9, fractions
+
+
+@pytest.mark.parametrize("capture", ["c0156", "c0061"])
+def test_a_pyraminx_renders_the_facelets_the_truth_shows_as_their_own(
+    capture: str, corpus_dir: Path, fit_with: Callable[..., GeometryFit]
+) -> None:
+    # A turned Pyraminx at the renderer's true pose and part angles: every facelet the truth
+    # shows whole is drawn where the truth puts it, and enough of it as its own to be sampled
+    # (pieces drawn as cells pushed one cell inwards hid 18 of these 44 facelets).
+    model = puzzle_model("pyram")
+    truth = json.loads((corpus_dir / f"{capture}.json").read_text())
+    angles = {
+        (a, p): (degrees + axis.step_deg / 2) % axis.step_deg - axis.step_deg / 2
+        for a, axis in enumerate(model.axes)
+        for p, degrees in enumerate(truth["part_rotations"][axis.name])
+    }
+    active = max(angles, key=lambda key: abs(angles[key]))[0]
+    for view in truth["views"]:
+        camera_from_puzzle = np.linalg.inv(view["world_from_camera"]) @ np.asarray(
+            truth["world_from_puzzle"]
+        )
+        fit = replace(
+            fit_with("pyram", active, angles),
+            rvec=cv2.Rodrigues(camera_from_puzzle[:3, :3])[0].ravel(),
+            tvec=camera_from_puzzle[:3, 3],
+        )
+        width, height = view["image_size"]
+        index, cells_px, _, _ = _render(
+            fit, model, intrinsics_from_truth(view), np.zeros(2), (height, width), active
+        )
+        whole = [f for f in view["facelets"] if f["visibility"] >= 0.99]
+        assert len(whole) >= 8
+        for facelet in whole:
+            center = cells_px[facelet["index"]].mean(axis=0)
+            assert math.dist(center, facelet["center_px"]) < 3.0
+        fractions = _own_fractions(index, cells_px, [f["index"] for f in whole])
+        assert min(fractions.values()) >= MIN_OWN_FRACTION, fractions
