@@ -109,7 +109,7 @@ class ProjectedFacelet:
 
 @dataclass(frozen=True, eq=False)
 class _Pieces:
-    """Each piece's facelets and its solid (facelet cells extruded inwards by one cell)."""
+    """Each piece's facelets and its solid, as the corners of a convex polytope (`_pieces_of`)."""
 
     facelets: tuple[NDArray[np.int64], ...]
     vertices: tuple[FloatArray, ...]  # (V, 3) per piece, model frame
