@@ -27,7 +27,6 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import linprog
 from scipy.spatial import HalfspaceIntersection
 
 from judgecam.vision.camera import Intrinsics, rotation_matrix
@@ -117,30 +116,19 @@ class _Pieces:
 
 @functools.cache
 def _pieces_of(model: PuzzleModel) -> _Pieces:
-    """The pieces as convex solids inside the puzzle.
-
-    On a cube each facelet cell pushed one cell inwards along its normal spans exactly its
-    cubie, and that prism is kept. Elsewhere (a Pyraminx) such a prism juts out of the puzzle
-    and would hide its neighbours, so the piece is the exact one: the puzzle's face planes cut
-    by its part's slab along every axis.
-    """
-    depth = model.sticker_size
+    """The pieces as convex solids: the puzzle's face planes cut by the piece's part's slab
+    along every axis (`_piece_halfspaces`). On a cube that is the cubie; on a Pyraminx the
+    tetrahedron's own corner, edge and centre pieces (a facelet cell pushed one cell inwards
+    would jut out of it and hide its neighbours)."""
     groups: dict[object, list[int]] = {}
     for index, piece in enumerate(model.facelet_piece):
         groups.setdefault(piece, []).append(index)
-    facelets = []
-    vertices = []
-    for members in groups.values():
-        indices = np.asarray(members, dtype=np.int64)
-        cells = model.facelet_corners[indices]  # (m, K, 3)
-        inner = cells - model.facelet_normals[indices][:, None, :] * depth
-        prism = np.concatenate([cells.reshape(-1, 3), inner.reshape(-1, 3)])
-        halfspaces = _piece_halfspaces(model, indices)
-        slack = 1e-6 * model.radius
-        inside = prism @ halfspaces[:, :3].T + halfspaces[:, 3] <= slack
-        facelets.append(indices)
-        vertices.append(prism if inside.all() else _polytope_corners(halfspaces))
-    return _Pieces(tuple(facelets), tuple(vertices))
+    facelets = tuple(np.asarray(members, dtype=np.int64) for members in groups.values())
+    vertices = tuple(
+        _polytope_corners(_piece_halfspaces(model, members), _inside(model, members))
+        for members in facelets
+    )
+    return _Pieces(facelets, vertices)
 
 
 def _piece_halfspaces(model: PuzzleModel, members: NDArray[np.int64]) -> FloatArray:
@@ -161,21 +149,20 @@ def _piece_halfspaces(model: PuzzleModel, members: NDArray[np.int64]) -> FloatAr
     return np.asarray(rows, dtype=np.float64)
 
 
-def _polytope_corners(halfspaces: FloatArray) -> FloatArray:
-    """Corners (V, 3) of the bounded convex polytope the half-spaces enclose."""
-    normals, offsets = halfspaces[:, :3], halfspaces[:, 3]
-    # Chebyshev centre (the centre of the largest inscribed ball): an interior point.
-    lengths = np.linalg.norm(normals, axis=1, keepdims=True)
-    found = linprog(
-        c=[0.0, 0.0, 0.0, -1.0],
-        A_ub=np.hstack([normals, lengths]),
-        b_ub=-offsets,
-        bounds=[(None, None)] * 3 + [(0.0, None)],
-    )
-    centre = found.x
-    if not found.success or centre is None or centre[3] <= 0:
+def _inside(model: PuzzleModel, members: NDArray[np.int64]) -> FloatArray:
+    """A point inside the piece holding facelets `members`: the mean of their centres (on the
+    surface if it has one facelet) moved a twentieth of a sticker inwards."""
+    inwards = -np.add.reduce(model.facelet_normals[members], axis=0)
+    inwards /= np.linalg.norm(inwards)
+    centre = np.add.reduce(model.facelet_centers[members], axis=0) / len(members)
+    return np.asarray(centre + 0.05 * model.sticker_size * inwards, dtype=np.float64)
+
+
+def _polytope_corners(halfspaces: FloatArray, inside: FloatArray) -> FloatArray:
+    """Corners (V, 3) of the bounded convex polytope the half-spaces enclose, `inside` it."""
+    if np.any(halfspaces[:, :3] @ inside + halfspaces[:, 3] >= 0):
         raise ValueError("a piece of the puzzle model encloses no volume")
-    corners = HalfspaceIntersection(halfspaces, centre[:3]).intersections
+    corners = HalfspaceIntersection(halfspaces, inside).intersections
     # Several planes meet at a Pyraminx corner: each meeting is reported once per plane triple.
     return np.asarray(np.unique(np.round(corners, 3) + 0.0, axis=0), dtype=np.float64)
 
