@@ -41,7 +41,9 @@ def served(tmp_path: Path) -> Iterator[tuple[str, EvidenceStore]]:
     store = EvidenceStore(tmp_path / "store", min_free_bytes=0)
     fill_demo_store(store, ["2019KIMA01", "2020LEEB01", "2021CHOI01"], shape=SHAPE, attempts=1)
     app = create_app(store, password="a long test password", link_secret=SECRET)
-    server: Any = waitress.create_server(app, host="127.0.0.1", port=0, threads=2)
+    server: Any = waitress.create_server(
+        app, host="127.0.0.1", port=0, threads=2, asyncore_use_poll=True
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:

@@ -258,7 +258,9 @@ def test_both_pages_label_the_cause_in_chromium(tmp_path: Path) -> None:
             link_secret=SECRET,
             blueprints=[station_blueprint(station, DecisionInbox())],
         )
-        server = waitress.create_server(app, host="127.0.0.1", port=0, threads=2)
+        server = waitress.create_server(
+            app, host="127.0.0.1", port=0, threads=2, asyncore_use_poll=True
+        )
         base = f"http://127.0.0.1:{server.effective_port}"
         threading.Thread(target=server.run, daemon=True).start()
         try:

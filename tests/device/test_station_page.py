@@ -120,7 +120,9 @@ def test_judge_overrides_in_a_real_browser(store: EvidenceStore) -> None:
     app = create_app(
         store, password=SECRET, link_secret=SECRET, blueprints=[station_blueprint(station, inbox)]
     )
-    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=2)
+    server = waitress.create_server(
+        app, host="127.0.0.1", port=0, threads=2, asyncore_use_poll=True
+    )
     port = server.effective_port
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
