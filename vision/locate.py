@@ -141,10 +141,11 @@ def find_puzzles(
     sides: int = 4,
     value: NDArray[np.uint8] | None = None,
     search_width: int = SEARCH_WIDTH,
+    method: str = "edges",
 ) -> PuzzleSearch:
     """Stage 1: candidate puzzle regions in a BGR frame, most patches first (`value`: the
     frame's `brightness`, if the caller has it already), looked for on a copy at most
-    `search_width` pixels wide."""
+    `search_width` pixels wide, its patches found by `method` (`quads.find_patches`)."""
     if image.ndim != 3 or image.shape[2] != 3 or image.size == 0:
         raise ValueError(f"expected a BGR image of shape (H, W, 3), got {image.shape}")
     if value is None:
@@ -165,7 +166,7 @@ def find_puzzles(
     )
     patches = tuple(
         Patch(corners=patch.corners / factor, area=patch.area / factor**2, fill=patch.fill)
-        for patch in find_patches(small, sides=sides, min_area=30.0, refine=False, method="edges")
+        for patch in find_patches(small, sides=sides, min_area=30.0, refine=False, method=method)
     )
     groups = [group for group in _link_groups(patches) if len(group) >= MIN_PATCHES]
     regions = [

@@ -626,11 +626,18 @@ def _cross_check(
 MAX_SEARCH_WIDTH = 2560
 
 
-def _worth_a_closer_search(search: PuzzleSearch, image: NDArray[np.uint8], width: int) -> bool:
-    """Whether stage 1 is worth running again at a larger size than `width`: the frame was
-    usable (not too dark), is wider than that and `width` is under MAX_SEARCH_WIDTH."""
-    usable = all(problem.startswith(NO_PUZZLE) for problem in search.problems)
-    return usable and min(int(image.shape[1]), MAX_SEARCH_WIDTH) > width
+#: How stage 1 finds patches (`quads.find_patches`), in the order tried where nothing fits.
+STAGE_1_METHODS = ("edges", "brightness")
+
+
+def _search_widths(image: NDArray[np.uint8]) -> list[int]:
+    """The widths stage 1 looks at a frame: SEARCH_WIDTH, then twice that each time, up to the
+    frame's own width or MAX_SEARCH_WIDTH."""
+    widths = [SEARCH_WIDTH]
+    largest = min(int(image.shape[1]), MAX_SEARCH_WIDTH)
+    while widths[-1] < largest:
+        widths.append(min(2 * widths[-1], largest))
+    return widths
 
 
 def _fit_regions(
@@ -711,14 +718,23 @@ def analyse_view(
     timings["geometry"] = 0.0
     frame = _Frame(image, value, model, intrinsics, timings)
     best, others = _fit_regions(frame, search)
-    width = SEARCH_WIDTH
-    while best is None and _worth_a_closer_search(search, image, width):
-        # At SEARCH_WIDTH thin gaps between stickers merge and small stickers vanish (a
-        # Pyraminx's gaps, a puzzle small in a large frame): nothing fits. Look again at twice
-        # the width, up to the frame's own or MAX_SEARCH_WIDTH.
-        width = min(2 * width, int(image.shape[1]), MAX_SEARCH_WIDTH)
+    # At SEARCH_WIDTH thin gaps between stickers merge and small stickers vanish (a Pyraminx's
+    # gaps, a puzzle small in a large frame): nothing fits. Look again at twice the width, up
+    # to the frame's own or MAX_SEARCH_WIDTH. Where colour edges found nothing that fits at any
+    # width (noise in a dim frame draws edges inside the stickers and breaks them up), look
+    # for patches brighter than their gaps instead, at the same widths.
+    retries = [
+        (method, width)
+        for method in STAGE_1_METHODS
+        for width in _search_widths(image)
+        if (method, width) != (STAGE_1_METHODS[0], SEARCH_WIDTH)
+    ]
+    usable = all(problem.startswith(NO_PUZZLE) for problem in search.problems)
+    for method, width in retries if usable else ():
+        if best is not None:
+            break
         start = time.perf_counter()
-        closer = find_puzzles(image, sides=sides, value=value, search_width=width)
+        closer = find_puzzles(image, sides=sides, value=value, search_width=width, method=method)
         timings["find"] += _ms(start)
         closer_best, closer_others = _fit_regions(frame, closer)
         if closer_best is not None:

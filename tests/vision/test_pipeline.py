@@ -558,6 +558,44 @@ def test_a_puzzle_small_in_a_large_frame_is_searched_at_larger_sizes(corpus_dir:
     assert score.placed_right == score.placed
 
 
+def test_a_view_whose_colour_edges_break_up_is_found_by_brightness(repo_root: Path) -> None:
+    """A Pyraminx under a dim warm lamp, three cameras, rendered with seed 5353 and never tuned
+    on (`tests/vision/data/seed5353-rig3-c0010`). Camera 1 sees one face of nine triangles
+    plainly, but the sensor's noise draws colour edges inside them: stage 1's edge search
+    finds no group of patches at any width, and the view was lost ("no puzzle found"). Where
+    colour edges find nothing that fits, stage 1 looks for patches brighter than their gaps;
+    the view is then read, every facelet where the truth has it, and the capture (a +2, a tip
+    turned) is judged +2 with the rig's poses instead of review."""
+    import json
+
+    from judgecam.vision.evaluate import evaluate_view, intrinsics_from_truth
+    from judgecam.vision.locate import find_puzzles
+
+    folder = repo_root / "tests" / "vision" / "data" / "seed5353-rig3-c0010"
+    truth = json.loads((folder / "c0010.json").read_text(encoding="utf-8"))
+    model = puzzle_model(truth["puzzle"])
+    view_truth = truth["views"][1]
+    image = cv2.imread(str(folder / view_truth["image"]))
+    for width in (640, 1280):
+        assert not find_puzzles(image, sides=3, search_width=width).candidates
+    assert find_puzzles(image, sides=3, method="brightness").candidates
+    view = analyse_view(image, model, intrinsics_from_truth(view_truth), view_truth["image"])
+    assert view.found and view.problems == ()
+    score = evaluate_view(view, view_truth, truth, model)
+    assert score.placed >= 9
+    assert score.placed_right == score.placed
+
+    images = [(v["image"], cv2.imread(str(folder / v["image"]))) for v in truth["views"]]
+    result = check(
+        images,
+        truth["puzzle"],
+        [intrinsics_from_truth(v) for v in truth["views"]],
+        world_from_camera=[np.asarray(v["world_from_camera"]) for v in truth["views"]],
+    )
+    assert truth["verdict"] == "+2"
+    assert result.verdict == "+2", result.reasons
+
+
 def test_a_penalty_read_on_the_one_face_seen_is_doubted_with_a_pair_unmeasured() -> None:
     """A render never seen before (seed 3141 c0006): a solved cube from one top camera, its top
     face in two lights, read in two colours: DNF, the other 45 facelets unseen and the y layers
@@ -582,25 +620,34 @@ def test_a_penalty_read_on_the_one_face_seen_is_doubted_with_a_pair_unmeasured()
 
 def test_stage_1_looks_again_at_doubled_widths_up_to_a_limit(monkeypatch) -> None:
     """Where nothing fits, stage 1 searches again at 1280, 2560 pixels..., never wider than
-    MAX_SEARCH_WIDTH (a 12-megapixel frame searched at its own width costs half a second)."""
+    MAX_SEARCH_WIDTH (a 12-megapixel frame searched at its own width costs half a second);
+    then the same widths again with patches found by brightness instead of colour edges."""
     from judgecam.vision import pipeline
 
-    widths: list[int] = []
+    searches: list[tuple[str, int]] = []
     search = pipeline.find_puzzles
 
     def spy(image, **kwargs):
-        widths.append(kwargs.get("search_width", pipeline.SEARCH_WIDTH))
+        width = kwargs.get("search_width", pipeline.SEARCH_WIDTH)
+        searches.append((kwargs.get("method", "edges"), width))
         return search(image, **kwargs)
 
     monkeypatch.setattr(pipeline, "find_puzzles", spy)
     empty = np.full((1500, 5000, 3), 90, np.uint8)
     view = analyse_view(empty, puzzle_model("333"), _camera(5000, 1500), "empty")
     assert not view.found
-    assert widths == [640, 1280, 2560] and pipeline.MAX_SEARCH_WIDTH == 2560
-    widths.clear()
+    assert pipeline.MAX_SEARCH_WIDTH == 2560
+    assert searches == [
+        (method, w) for method in ("edges", "brightness") for w in (640, 1280, 2560)
+    ]
+    searches.clear()
     small = np.full((360, 700, 3), 90, np.uint8)
     analyse_view(small, puzzle_model("333"), _camera(700, 360), "small")
-    assert widths == [640, 700]
+    assert searches == [("edges", 640), ("edges", 700), ("brightness", 640), ("brightness", 700)]
+    searches.clear()
+    narrow = np.full((360, 480, 3), 90, np.uint8)
+    analyse_view(narrow, puzzle_model("333"), _camera(480, 360), "narrow")
+    assert searches == [("edges", 640), ("brightness", 640)]
 
 
 def test_a_loose_view_whose_pose_agrees_with_the_rig_is_used(repo_root: Path) -> None:
