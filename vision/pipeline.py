@@ -723,14 +723,9 @@ def analyse_view(
     # to the frame's own or MAX_SEARCH_WIDTH. Where colour edges found nothing that fits at any
     # width (noise in a dim frame draws edges inside the stickers and breaks them up), look
     # for patches brighter than their gaps instead, at the same widths.
-    retries = [
-        (method, width)
-        for method in STAGE_1_METHODS
-        for width in _search_widths(image)
-        if (method, width) != (STAGE_1_METHODS[0], SEARCH_WIDTH)
-    ]
+    searches = [(method, width) for method in STAGE_1_METHODS for width in _search_widths(image)]
     usable = all(problem.startswith(NO_PUZZLE) for problem in search.problems)
-    for method, width in retries if usable else ():
+    for method, width in searches[1:] if usable else ():  # the first is the search above
         if best is not None:
             break
         start = time.perf_counter()
