@@ -27,7 +27,9 @@ than a threshold tuned to one camera:
    two tight groups, and a colour not in view can hold the dark ones. Two clusters whose
    brightness-free chromaticity differs by less than the price of a colour are merged when
    the counts allow it (the split is then no rival); when only the pieces or legality forbid
-   the merge, their facelets get no confidence (a review, not a confident split).
+   the merge, their facelets get no confidence (a review, not a confident split). Conversely,
+   a cluster of two groups on different faces that differ by more than that price in
+   chromaticity and in hue is split where a rival splits it (`_two_colours_under_one_light`).
 6. Confidence: the margin between the best labelling and the best one giving the facelet
    another colour (by piece, by a swap of centres, or by a rival local optimum), in squared
    noise units (CIEDE2000 over the pooled spread of the clusters). A rival that only makes a
@@ -346,7 +348,9 @@ def _classify_once(
         min(candidate.noise for candidate in resolved_all),
         naming_fit,
     )
-    candidates, shading_caps = _one_colour_under_two_lights(candidates, problem)
+    candidates, merge_caps = _one_colour_under_two_lights(candidates, problem)
+    candidates, split_caps = _two_colours_under_one_light(candidates, problem)
+    light_caps = merge_caps + split_caps
     resolved = candidates[0]
     logger.debug(
         "candidates (score, colours used, absent): %s",
@@ -378,7 +382,7 @@ def _classify_once(
     reported = margins.copy()
     illuminant = _light_chromaticity(labs, members, naming, reference)
     _rival_margins(margins, reported, candidates, seen, len(means), labs, illuminant)
-    for rows, cap in shading_caps:
+    for rows, cap in light_caps:
         margins[seen[rows]] = np.minimum(margins[seen[rows]], cap)
         reported[seen[rows]] = np.minimum(reported[seen[rows]], cap)
 
@@ -682,6 +686,107 @@ def _one_colour_under_two_lights(
             break
         if not promoted:
             return candidates, caps + blocked
+
+
+def _split_of(
+    merged: NDArray[np.intp], split: NDArray[np.intp]
+) -> tuple[NDArray[np.bool_], NDArray[np.bool_]] | None:
+    """The two groups of rows that `split` makes of one cluster of `merged`, where it labels
+    the rows exactly as `merged` does otherwise (one more colour, nothing else moved)."""
+    pairs = {(int(a), int(b)) for a, b in zip(merged, split, strict=True)}
+    split_of = {b: a for a, b in pairs}
+    if len(split_of) != len(pairs):
+        return None  # a cluster of `split` spans two of `merged`
+    parents = [a for a, _ in pairs]
+    doubled = [a for a in set(parents) if parents.count(a) == 2]
+    if len(doubled) != 1 or len(pairs) != len(set(parents)) + 1:
+        return None
+    first, second = sorted(b for a, b in pairs if a == doubled[0])
+    return split == first, split == second
+
+
+def _two_colours_under_one_light(
+    candidates: list[_Resolved],
+    problem: _Problem,
+) -> tuple[list[_Resolved], list[tuple[NDArray[np.intp], float]]]:
+    """Candidates with a merge that colour refutes replaced by the split, and margin caps
+    (seen rows, cap) for the facelets concerned: the converse of
+    `_one_colour_under_two_lights`.
+
+    A colour's own noise, shrunk towards the pooled one, makes a cluster of two tight groups
+    cheap where colours have few facelets (four on a 2x2x2): one wide colour then costs less
+    than two plus the price of one (corpus c0066: a solved 2x2x2's two reds and two oranges,
+    17.7 apart in CIEDE2000, read as one colour, named white). Where a rival differs from the
+    winner only by splitting one of its clusters in two, the split wins when the two groups
+    differ by more than the price of a colour both in chromaticity (`shading_splits` would not
+    merge them) and in CIELAB hue (`_hue_separation`: ambient light on a shaded face moves
+    chromaticity, not hue), neither group is grey and no face shows both (one face is lit as a
+    whole: two groups on it are shading or a sheen). The evidence beyond the price is its margin.
+    """
+    best = candidates[0]
+    for rival in candidates[1:]:
+        if rival.used != best.used + 1:
+            continue
+        groups = _split_of(best.members, rival.members)
+        if groups is None:
+            continue
+        if any(_neutral(problem.labs[g]) for g in groups):
+            continue  # a grey's chromaticity is the light's and the noise's, not the paint's
+        faces = [set(problem.model.face_of_facelet[problem.seen[g]].tolist()) for g in groups]
+        if faces[0] & faces[1]:
+            continue  # a face lit as a whole shows both: shading or a sheen, not two colours
+        first, second = (int(rival.members[np.flatnonzero(g)[0]]) for g in groups)
+        alike = shading_splits(problem.labs, rival.members, np.inf, MIN_NOISE_DELTA_E)
+        separation = next((t2 for a, b, t2 in alike if {a, b} == {first, second}), float("inf"))
+        if separation <= problem.penalty or _hue_separation(problem, groups) <= problem.penalty:
+            continue
+        promoted = _with_legality(rival, problem.model, problem.seen)
+        if promoted.legal is not None and not promoted.legal.legal:
+            continue
+        logger.debug(
+            "clusters %d and %d differ in chromaticity (T^2 %.1f > %.1f): split",
+            first,
+            second,
+            separation,
+            problem.penalty,
+        )
+        rows = np.flatnonzero(groups[0] | groups[1])
+        kept = [
+            c for c in candidates if c is not rival and not _merges(c.members, groups[0], groups[1])
+        ]
+        return [promoted, *kept], [(rows, separation - problem.penalty)]
+    return candidates, []
+
+
+def _hue_separation(
+    problem: _Problem, groups: tuple[NDArray[np.bool_], NDArray[np.bool_]]
+) -> float:
+    """How far apart two groups of seen rows are in CIELAB hue, in squared noise units.
+
+    Shading, ambient light and a sheen of the light's own colour change a surface's lightness
+    and chroma, hardly its hue; chromaticity r/(r+g+b) moves with them where ambient light adds
+    to a shaded face. A facelet's hue is as uncertain as the colour noise over its chroma.
+    """
+    sigma = float(np.sqrt(problem.noise))
+    means, variances = [], []
+    for rows in groups:
+        labs = problem.labs[rows]
+        chroma = np.maximum(np.hypot(labs[:, 1], labs[:, 2]), sigma)
+        means.append(np.arctan2(labs[:, 2].mean(), labs[:, 1].mean()))
+        variances.append(float(np.mean((sigma / chroma) ** 2)) / len(labs))
+    gap = float((means[0] - means[1] + np.pi) % (2 * np.pi) - np.pi)
+    return gap**2 / sum(variances)
+
+
+def _neutral(labs: NDArray[np.float64]) -> bool:
+    """Whether facelets' mean colour looks grey (`NEUTRAL_CHROMA`)."""
+    mean = labs.mean(axis=0)
+    return bool(np.hypot(mean[1], mean[2]) < NEUTRAL_CHROMA)
+
+
+def _merges(members: NDArray[np.intp], first: NDArray[np.bool_], second: NDArray[np.bool_]) -> bool:
+    """Whether a labelling puts a row of `first` and a row of `second` in one cluster."""
+    return bool(set(members[first].tolist()) & set(members[second].tolist()))
 
 
 @dataclass(frozen=True)

@@ -118,6 +118,48 @@ def test_two_greys_the_counts_keep_apart_get_no_confidence() -> None:
             assert same_read == (truth[first] == truth[second]), (first, second)
 
 
+def _fused_samples(name: str) -> tuple[list[FaceletSample | None], str, list[str]]:
+    """A capture's fused samples as stage 4 got them, its puzzle and true colours."""
+    data = json.loads((DATA / name).read_text(encoding="utf-8"))
+    samples = [
+        None if row is None else FaceletSample((row[0], row[1], row[2]), row[3], int(row[4]))
+        for row in data["samples"]
+    ]
+    return samples, data["puzzle"], data["truth"]
+
+
+def test_two_colours_one_wide_cluster_would_hold_are_split_by_hue_and_chromaticity() -> None:
+    # Corpus c0066 with rig poses: a solved 2x2x2, one layer turned 33 degrees, eight facelets
+    # unseen. Two reds (L 19) on one face and two oranges (L 37) on the opposite one, each pair
+    # tight, 17.7 apart in CIEDE2000, made one colour of four: with four facelets a colour,
+    # one wide colour cost less than two plus the price of one, and it was named white (the
+    # unseen face's colour). Their hues (29 and 49 degrees) and chromaticities differ far
+    # beyond the price of a colour: two colours, read with confidence.
+    samples, puzzle, truth = _fused_samples("c0066-fused-samples.json")
+    result = classify_colors(samples, puzzle)
+    seen = [i for i, sample in enumerate(samples) if sample is not None]
+    for first in seen:
+        for second in seen:
+            same_read = result.labels[first] == result.labels[second]
+            assert same_read == (truth[first] == truth[second]), (first, second)
+    reds_and_oranges = [i for i in seen if truth[i] in ("red", "orange")]
+    assert len(reds_and_oranges) == 4
+    assert min(result.confidences[i] for i in reds_and_oranges) > LOW_CONFIDENCE
+
+
+def test_one_colour_on_two_faces_under_other_light_is_not_split() -> None:
+    # The guard of the split above, on corpus c0107's samples (a lamp mirrored over face L):
+    # dark greens on two faces (L 21 and 18, the same hue, chromaticity apart because ambient
+    # light adds to a shaded face) stay one colour, and no confident facelet is misread.
+    samples, puzzle, truth = _fused_samples("c0107-fused-samples.json")
+    result = classify_colors(samples, puzzle)
+    seen = [i for i, sample in enumerate(samples) if sample is not None]
+    greens = [i for i in seen if truth[i] == "green"]
+    confident_greens = [i for i in greens if result.confidences[i] >= 0.9]
+    assert len(confident_greens) >= 4
+    assert len({result.labels[i] for i in confident_greens}) == 1
+
+
 def _with_sheen(
     lab: tuple[float, float, float], light: NDArray[np.float64], share: float
 ) -> NDArray[np.float64]:

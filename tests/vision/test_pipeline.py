@@ -353,6 +353,18 @@ def test_a_facelet_that_alone_penalises_a_solved_puzzle_still_goes_to_a_judge(
     assert any(reason.startswith("one facelet decides the verdict") for reason in result.reasons)
 
 
+def test_a_solved_2x2_whose_reds_and_oranges_one_wide_colour_held_is_confirmed(
+    corpus_dir: Path,
+) -> None:
+    """c0066, a solved 2x2x2 with a layer turned 33 degrees and the bottom unseen: its two
+    reds and two oranges, in the shade of the turned layer, were read as one colour of four and
+    named white (review: "the colours fit the scheme badly"). Their hues and chromaticities
+    make them two colours: solved, as the truth."""
+    result, truth = _check_capture(corpus_dir, "c0066")
+    assert truth["verdict"] == "solved"
+    assert result.verdict == "solved", result.reasons
+
+
 @pytest.mark.parametrize("capture", ["c0199", "c0043", "c0124", "c0202"])
 def test_views_sharing_little_are_put_together_without_rig_poses(
     corpus_dir: Path, capture: str
