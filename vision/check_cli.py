@@ -289,12 +289,7 @@ def human_answer(result: CheckResult) -> str:
     """A short answer: the verdict and, for a review, what made it one; the largest
     misalignment; then the other reasons (notes)."""
     lines = [
-        f"{result.verdict}"
-        + (
-            f" ({result.moves_from_solved} moves from solved)"
-            if result.moves_from_solved == 1
-            else ""
-        )
+        f"{result.verdict}" + (" (1 move from solved)" if result.moves_from_solved == 1 else "")
     ]
     lines.extend(f"why: {reason}" for reason in result.review_because)
     if result.fusion is not None and result.fusion.pairs:

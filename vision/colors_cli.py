@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 #: Facelets below this colour confidence make the verdict `review` (a 3:1 likelihood ratio).
 REVIEW_BELOW_CONFIDENCE = 0.5
 
+#: `moves_from_solved` (0, 1, 2 meaning two or more) in words.
+MOVES_FROM_SOLVED = {0: "0 moves", 1: "1 move", 2: "2 or more moves"}
+
 
 def register(subparsers: Any) -> None:
     """Add `colors` to the judgecam command line."""
@@ -142,7 +145,7 @@ def _human(report: dict[str, Any]) -> str:
         " ".join(f"{name}:{letters}" for name, letters in zip("URFDLB", faces, strict=True)),
         report["kociemba"],
         f"verdict: {report['verdict']}"
-        + ("" if moves is None else f" ({'2 or more' if moves == 2 else moves} moves from solved)"),
+        + ("" if moves is None else f" ({MOVES_FROM_SOLVED[moves]} from solved)"),
     ]
     lines.extend(f"  - {reason}" for reason in report["reasons"])
     return "\n".join(lines)
