@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cache, lru_cache
@@ -693,15 +694,14 @@ def _split_of(
 ) -> tuple[NDArray[np.bool_], NDArray[np.bool_]] | None:
     """The two groups of rows that `split` makes of one cluster of `merged`, where it labels
     the rows exactly as `merged` does otherwise (one more colour, nothing else moved)."""
-    pairs = {(int(a), int(b)) for a, b in zip(merged, split, strict=True)}
-    split_of = {b: a for a, b in pairs}
-    if len(split_of) != len(pairs):
-        return None  # a cluster of `split` spans two of `merged`
-    parents = [a for a, _ in pairs]
-    doubled = [a for a in set(parents) if parents.count(a) == 2]
-    if len(doubled) != 1 or len(pairs) != len(set(parents)) + 1:
+    parent: dict[int, int] = {}
+    for a, b in set(zip(merged.tolist(), split.tolist(), strict=True)):
+        if parent.setdefault(b, a) != a:
+            return None  # a cluster of `split` spans two of `merged`
+    children = Counter(parent.values())
+    if len(parent) != len(children) + 1:
         return None
-    first, second = sorted(b for a, b in pairs if a == doubled[0])
+    first, second = sorted(b for b, a in parent.items() if children[a] == 2)
     return split == first, split == second
 
 
@@ -725,8 +725,6 @@ def _two_colours_under_one_light(
     """
     best = candidates[0]
     for rival in candidates[1:]:
-        if rival.used != best.used + 1:
-            continue
         groups = _split_of(best.members, rival.members)
         if groups is None:
             continue
