@@ -20,6 +20,7 @@ from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import ViewResult, analyse_view
 from judgecam.vision.projected import (
+    CLEAR_FACING,
     MAX_CHROMATICITY_GAP,
     MIN_BORDER_CONTRAST_FRACTION,
     MIN_CLEAR_CONTRAST_FRACTION,
@@ -215,6 +216,55 @@ def test_a_sample_passes_as_a_sticker_by_contrast_or_by_looking_like_a_sticker_h
     assert not look.passes(_measured((10.0, 1.0, -1.0), 12.0))  # the body, a lighter gap round it
     assert not look.passes(_measured(red, 8.0))  # its border is the same colour: covered
     assert not look.passes(_measured(red, 25.0, spread=9.0))  # not uniform
+
+
+def test_a_faint_cell_seen_at_a_slant_passes_by_a_contrast_scaled_with_its_facing() -> None:
+    """At a slant a cell's border band is foreshortened to a pixel or less and blurred into
+    the sticker: the faint gate's contrast is scaled by facing / CLEAR_FACING, the colour gate
+    is not asked (a side face seen only so shows colours no placed sticker shows), the body
+    test is."""
+    look = StickerLook(
+        max_spread=6.0,
+        contrast_quartile=40.0,
+        body_lab=np.array([8.0, 0.0, 0.0]),
+        chromaticities=chromaticity(np.array([(95.0, 0.0, 2.0)])),  # only white placed
+    )
+    green = (25.0, -22.0, 16.0)  # a dark green side face (corpus c0045 cam0)
+    facing = 0.2
+    floor = MIN_CLEAR_CONTRAST_FRACTION * facing / CLEAR_FACING * look.contrast_quartile
+    assert look.passes(_measured(green, 1.1 * floor), facing)
+    assert not look.passes(_measured(green, 0.9 * floor), facing)
+    assert not look.passes(_measured(green, 1.1 * floor), CLEAR_FACING)  # square: colour gate
+    assert not look.passes(_measured((10.0, 1.0, -1.0), 1.1 * floor), facing)  # the body
+    assert not look.passes(_measured(green, 20.0, spread=9.0), facing)  # not uniform
+
+
+def test_a_stickerless_side_face_seen_at_a_slant_is_sampled_with_its_colour() -> None:
+    """Corpus c0045 cam0: a solved stickerless 3x3x3 whose green face the camera sees at
+    facings 0.18-0.22 (cells 170-260 pixels, seams a pixel wide: border contrast 2-5 against a
+    quartile of 12), none of them sampled before session 25. Now at least eight of the nine are,
+    each where the truth has a green facelet, and each reads green."""
+    corpus = Path(__file__).resolve().parents[1] / "images"
+    truth = json.loads((corpus / "c0045.json").read_text(encoding="utf-8"))
+    view = truth["views"][0]
+    assert view["image"] == "c0045_cam0.jpg"
+    image = np.asarray(cv2.imread(str(corpus / view["image"]), cv2.IMREAD_COLOR), dtype=np.uint8)
+    result = analyse_view(image, puzzle_model("333"), intrinsics_from_truth(view), "c0045")
+    assert result.found and result.segmentation is not None
+    sticker = float(np.median([f.size_px for f in result.segmentation.facelets]))
+    seen = [f for f in view["facelets"] if f["visibility"] >= 0.5 and f["pixels"] >= 40]
+    centres = np.array([f["center_px"] for f in seen])
+    slanted = [p for p in result.projected if p.facing < CLEAR_FACING]
+    found = []
+    for sample in slanted:
+        gaps = np.linalg.norm(centres - sample.sample.center_px, axis=1)
+        nearest = int(np.argmin(gaps))
+        assert gaps[nearest] < 0.25 * sticker, "a slanted sample off every true facelet"
+        found.append(seen[nearest]["color"])
+        blue, green, red = sample.sample.mean_bgr
+        assert green > red and green > blue, f"green sampled as BGR {sample.sample.mean_bgr}"
+    assert found.count("green") >= 8
+    assert all(color == "green" for color in found)
 
 
 def test_chromaticity_is_alike_under_a_dimmer_light_and_unlike_skin() -> None:
