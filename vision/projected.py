@@ -387,7 +387,8 @@ class StickerLook:
         quartile and only 32 of those passed; the whole side faces of stickerless cubes (c0045,
         c0012, c0001) were left unread. The colour gate is not asked: a side face seen only at
         a slant shows colours no squarely placed sticker of the view shows. A finger there is
-        caught downstream: a penalty never rests on slanted samples (`slanted`), and a solved
+        caught downstream: a penalty never rests on samples seen at a slant (`slanted`, below
+        facing 0.25) or on one sample no other view confirms (`single_sample`), and a solved
         reading needs every one of them to be exactly the solved colour.
         """
         scale = facing / CLEAR_FACING
