@@ -359,42 +359,31 @@ class StickerLook:
         """Uniform enough, and set off from its border; or less so, but unlike the bare body
         and of a colour the placed stickers show (see MIN_CLEAR_CONTRAST_FRACTION).
 
-        A cell seen at a slant (`facing` below CLEAR_FACING) is judged by `_passes_slanted`.
+        A cell seen at a slant (`facing` below CLEAR_FACING) needs only the faint contrast
+        scaled by facing / CLEAR_FACING and no colour gate. Seen so, a cell's border band
+        across its long sides is as thin as the cell is foreshortened, a pixel or less, and the
+        lens blurs the gap into the sticker (a stickerless tile's seam all the more): on the
+        corpus (session 25) 182 of 368 cells in view at facings 0.12-0.3 showed less than half
+        the quartile, and whole side faces of stickerless cubes (c0045, c0012, c0001) were left
+        unread. A side face seen only at a slant shows colours no squarely placed sticker of
+        the view shows. A finger there is caught downstream: a penalty never rests on samples
+        seen at a slant (`slanted`, below facing 0.25) or on one sample no other view confirms
+        (`single_sample`), and a solved reading needs each to be exactly the solved colour.
         """
         if found.spread > self.max_spread:
             return False
         contrast = found.border_contrast
         if contrast >= MIN_BORDER_CONTRAST_FRACTION * self.contrast_quartile:
             return True
-        if facing < CLEAR_FACING:
-            return self._passes_slanted(found, facing)
-        if contrast < MIN_CLEAR_CONTRAST_FRACTION * self.contrast_quartile:
+        slant = min(1.0, facing / CLEAR_FACING)
+        if contrast < MIN_CLEAR_CONTRAST_FRACTION * slant * self.contrast_quartile:
             return False
         if float(ciede2000(found.inner_lab, self.body_lab)) < MIN_BODY_DELTA_E:
             return False
+        if facing < CLEAR_FACING:
+            return True
         gaps = np.linalg.norm(self.chromaticities - chromaticity(found.inner_lab), axis=1)
         return bool(gaps.min() <= MAX_CHROMATICITY_GAP)
-
-    def _passes_slanted(self, found: _Measure, facing: float) -> bool:
-        """A faint cell seen at a slant: set off from its border by at least the faint fraction
-        scaled by how squarely it faces, and unlike the bare body.
-
-        Seen at a slant, a cell's border band across its long sides is as thin as the cell is
-        foreshortened (in proportion to `facing`), a pixel or less, and the blur of the lens
-        mixes the gap with the sticker: the contrast a sticker shows there shrinks with the
-        band (a stickerless tile's thin seam all the more). Measured on the corpus (session
-        25): of 368 cells truly in view at facings 0.12-0.3, 182 had contrast below half the
-        quartile and only 32 of those passed; the whole side faces of stickerless cubes (c0045,
-        c0012, c0001) were left unread. The colour gate is not asked: a side face seen only at
-        a slant shows colours no squarely placed sticker of the view shows. A finger there is
-        caught downstream: a penalty never rests on samples seen at a slant (`slanted`, below
-        facing 0.25) or on one sample no other view confirms (`single_sample`), and a solved
-        reading needs every one of them to be exactly the solved colour.
-        """
-        scale = facing / CLEAR_FACING
-        if found.border_contrast < MIN_CLEAR_CONTRAST_FRACTION * scale * self.contrast_quartile:
-            return False
-        return float(ciede2000(found.inner_lab, self.body_lab)) >= MIN_BODY_DELTA_E
 
 
 def chromaticity(lab: FloatArray) -> FloatArray:
