@@ -1,7 +1,7 @@
 """Accuracy and speed of `judgecam check` on a ground-truth corpus (tests/images/).
 
     python -m judgecam.vision.evaluate tests/images [--limit N] [--json] [--learned]
-        [--schemes DIR]
+        [--schemes DIR] [--details] [--captures-json FILE]
 
 For every capture of the manifest, runs the full pipeline with the views' true intrinsics and
 compares with the truth file: verdicts (unsolved called solved must be 0), pair angles (error and
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import dataclasses
 import json
 import logging
 import sys
@@ -69,6 +70,10 @@ class CaptureScore:
     rig: str = ""
     perfect_vision: str = ""  # the verdict on what the cameras could see, read perfectly
     reads_truth: bool | None = None  # the fused reading is the true state (see `reads_truth`)
+    review_because: tuple[str, ...] = ()  # what made it a review (`CheckResult.review_because`)
+    #: The truth's seeable facelets (`seeable_facelets`) the fused reading leaves unseen: what
+    #: vision, not the cameras' placement, lost. All of them if the reading was not aligned.
+    unread: tuple[int, ...] = ()
 
 
 @dataclass
@@ -199,6 +204,8 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
         views=len(result.views),
         rig=str(truth.get("rig", "")),
         perfect_vision=perfect_vision_verdict(truth),
+        review_because=result.review_because,
+        unread=tuple(sorted(seeable_facelets(truth))),
     )
     for view in result.views:
         for stage, value in view.timings_ms:
@@ -222,6 +229,12 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
         if label not in ("unknown", "missing")
     ]
     score.colors_seen = len(seen)
+    read = {
+        int(permutation[index])
+        for index, label in enumerate(result.fusion.observation.facelets)
+        if label != "unknown"
+    }
+    score.unread = tuple(index for index in score.unread if index not in read)
     score.colors_named_right = sum(label == expected for label, expected in seen)
     score.colors_right = _partition_agreement(seen)
     score.reads_truth = reads_truth(result.fusion.observation.facelets, colors, model)
@@ -244,6 +257,18 @@ SEEABLE_VISIBILITY = 0.5
 SEEABLE_PIXELS = 40
 
 
+def seeable_facelets(truth: dict[str, Any]) -> set[int]:
+    """The facelets (truth indices) some view shows: at least SEEABLE_VISIBILITY of it
+    unoccluded and SEEABLE_PIXELS large."""
+    return {
+        int(facelet["index"])
+        for view in truth["views"]
+        for facelet in view["facelets"]
+        if facelet.get("visibility", 1.0) >= SEEABLE_VISIBILITY
+        and facelet.get("pixels", SEEABLE_PIXELS) >= SEEABLE_PIXELS
+    }
+
+
 def perfect_vision_verdict(truth: dict[str, Any]) -> str:
     """The verdict on what the views could show: every seeable facelet (any view) with its true
     colour, every pair's true residual with 0.5 degrees uncertainty, the rest unseen.
@@ -257,13 +282,7 @@ def perfect_vision_verdict(truth: dict[str, Any]) -> str:
 
     if truth["puzzle"] == "none":
         return "review"
-    seeable = {
-        int(facelet["index"])
-        for view in truth["views"]
-        for facelet in view["facelets"]
-        if facelet.get("visibility", 1.0) >= SEEABLE_VISIBILITY
-        and facelet.get("pixels", SEEABLE_PIXELS) >= SEEABLE_PIXELS
-    }
+    seeable = seeable_facelets(truth)
     missing = {int(index) for index in truth.get("missing_facelets", [])}
     labels = tuple(
         MISSING if index in missing else color if index in seeable else UNKNOWN
@@ -493,6 +512,14 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
             rig: _rate([s.perfect_vision == "review" for s in scores if s.rig == rig])
             for rig in rigs
         },
+        # The captures perfect vision judges right that we send to a judge (vision's reviews,
+        # not the cameras' placement's), and the seeable facelets left unread in all captures.
+        "reviews_vision_could_avoid": [
+            s.capture
+            for s in scores
+            if s.verdict == "review" and s.truth != "review" and s.perfect_vision == s.truth
+        ],
+        "seeable_facelets_unread": sum(len(s.unread) for s in scores),
         "confusion": dict(sorted(confusion.items())),
         "pairs_measured": int(errors.size),
         "angle_error_median_deg": float(np.median(errors)) if errors.size else None,
@@ -530,6 +557,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="only the first N captures")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--details", action="store_true", help="one line per capture")
+    parser.add_argument(
+        "--captures-json",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="write every capture's score (verdict, review cause, unread facelets...) as JSON",
+    )
     parser.add_argument(
         "--oracle-colors",
         action="store_true",
@@ -606,8 +640,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"per view [{' '.join(f'{e:+.1f}' for e in s.view_angle_errors)}]"
             )
             if s.truth != s.verdict:
-                for reason in s.reasons[:6]:
+                print(
+                    f"      perfect vision: {s.perfect_vision}; {len(s.unread)} seeable "
+                    "facelet(s) unread"
+                )
+                for reason in dict.fromkeys((*s.review_because, *s.reasons[:6])):
                     print(f"      - {reason}")
+    if args.captures_json is not None:
+        rows = [dataclasses.asdict(s) for s in scores]
+        try:
+            args.captures_json.write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
+        except OSError as error:
+            print(f"cannot write {args.captures_json}: {error.strerror}", file=sys.stderr)
+            return 2
     if args.json:
         print(json.dumps(summary, indent=2))
     else:

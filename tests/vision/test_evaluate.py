@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgecam.vision.evaluate import perfect_vision_verdict, reads_truth
+from judgecam.vision.evaluate import main, perfect_vision_verdict, reads_truth, seeable_facelets
 
 
 def _truth(corpus_dir: Path, capture: str) -> dict:
@@ -94,3 +94,26 @@ def test_a_view_in_a_larger_frame_keeps_its_pixels_and_truth(corpus_dir: Path) -
     first, moved_first = view["facelets"][0], moved["facelets"][0]
     assert moved_first["center_px"] == [first["center_px"][0] + left, first["center_px"][1] + top]
     assert view["camera_matrix"] != moved["camera_matrix"]  # the truth read is not changed
+
+
+def test_the_unread_facelets_are_seeable_ones_the_reading_left_unseen(
+    corpus_dir: Path, tmp_path: Path
+) -> None:
+    # c0001: a +2 sent to a judge for facelets not seen, some of them seeable (cam1 sees face L
+    # only as a sliver); c0002: a DNF read right. Judged with rig poses, the scores written out.
+    out = tmp_path / "captures.json"
+    assert main([str(corpus_dir), "--rig-poses", "--limit", "3", "--captures-json", str(out)]) == 0
+    rows = {row["capture"]: row for row in json.loads(out.read_text(encoding="utf-8"))}
+    for capture in ("c0001", "c0002"):
+        truth = _truth(corpus_dir, capture)
+        seeable = seeable_facelets(truth)
+        row = rows[capture]
+        assert set(row["unread"]) <= seeable
+        # What is not unread was read: at most as many as the facelets given a colour.
+        assert len(seeable) - len(row["unread"]) <= row["colors_seen"] + len(
+            truth["missing_facelets"]
+        )
+    assert rows["c0001"]["unread"]  # a review for facelets not seen: some were seeable
+    assert len(rows["c0002"]["unread"]) < len(seeable_facelets(_truth(corpus_dir, "c0002")))
+    assert rows["c0001"]["review_because"]  # a review says why
+    assert rows["c0002"]["review_because"] == []
