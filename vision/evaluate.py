@@ -615,6 +615,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--rig-error needs --rig-poses")
     if args.larger_frame < 1.0:
         parser.error("--larger-frame must be 1 or more")
+    if args.captures_json is not None and not args.captures_json.parent.is_dir():
+        # Said before the corpus is judged (minutes), not after.
+        parser.error(f"--captures-json: no folder {args.captures_json.parent}")
     logging.basicConfig(level=logging.WARNING)
     start = time.perf_counter()
     scores = evaluate(
