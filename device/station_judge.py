@@ -147,18 +147,24 @@ class VisionJudge:
     def _overlays(result: Any, views: Sequence[Frame]) -> dict[str, np.ndarray]:
         """Each view with what vision measured drawn on it (facelets, fitted model, angles)."""
         try:
+            from judgecam.vision.check_cli import overlay_pair_lines
             from judgecam.vision.model import puzzle_model
             from judgecam.vision.overlay import draw_view
 
             model = puzzle_model(result.puzzle)
-            pairs = [] if result.fusion is None else result.fusion.pairs
-            lines = [
-                f"{p.axis}{list(p.parts)} {p.angle_deg:+.1f} +- {p.uncertainty_deg:.1f} deg"
-                for p in pairs
-            ]
+            # The pairs named as `judgecam check`'s overlay names them (`y E|U`, with the
+            # limit): the chief judge reviewing the evidence reads the same picture.
+            lines = overlay_pair_lines(result)
             return {
                 frame.camera: draw_view(
-                    frame.image, view, model, None, lines, result.verdict, result.reasons
+                    frame.image,
+                    view,
+                    model,
+                    None,
+                    lines,
+                    result.verdict,
+                    result.reasons,
+                    result.review_because,
                 )
                 for frame, view in zip(views, result.views, strict=True)
             }

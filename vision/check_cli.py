@@ -337,6 +337,15 @@ def write_overlays(result: CheckResult, images: list[NDArray[np.uint8]], folder:
     pair_lines = overlay_pair_lines(result)
     for index, (view, image) in enumerate(zip(result.views, images, strict=True)):
         labels = [label for label, _ in _view_labels(result, index)]
-        drawn = draw_view(image, view, model, labels, pair_lines, result.verdict, result.reasons)
+        drawn = draw_view(
+            image,
+            view,
+            model,
+            labels,
+            pair_lines,
+            result.verdict,
+            result.reasons,
+            result.review_because,
+        )
         name = f"{index:02d}_{Path(view.name).stem}_overlay.png"
         cv2.imwrite(str(folder / name), drawn)

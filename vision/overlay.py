@@ -60,6 +60,21 @@ def view_remarks(view: ViewResult, reasons: Sequence[str]) -> list[str]:
     return own or list(view.problems)
 
 
+def header_lines(
+    view: ViewResult, verdict: str, reasons: Sequence[str], because: Sequence[str] = ()
+) -> list[str]:
+    """The text over a view: the verdict with the file's own name (a long path would push the
+    verdict off the image's edge), why it is a review (`because`: a judge holding the picture
+    in a dispute must see the cause, not only the word), then what the reasons say of this
+    view that the cause does not already say."""
+    name = PurePath(view.name).name or view.name
+    title = f"{verdict}: {name}" if verdict else name
+    prefix = f"{view.name}: "
+    said = {reason[len(prefix) :] for reason in because if reason.startswith(prefix)}
+    remarks = [remark for remark in view_remarks(view, reasons) if remark not in said]
+    return [title, *(f"why: {reason}" for reason in because), *remarks]
+
+
 def draw_view(
     image: NDArray[np.uint8],
     view: ViewResult,
@@ -68,9 +83,11 @@ def draw_view(
     pair_lines: Sequence[str] = (),
     verdict: str = "",
     reasons: Sequence[str] = (),
+    because: Sequence[str] = (),
 ) -> NDArray[np.uint8]:
     """A copy of `image` with the view's measurement drawn on it; `reasons` are the capture's
-    (`CheckResult.reasons`), of which those about this view are written on it."""
+    (`CheckResult.reasons`), of which those about this view are written on it, under the
+    review's cause (`CheckResult.review_because`, see `header_lines`)."""
     out = image.copy()
     thickness = max(1, round(min(image.shape[:2]) / 500))
     if view.segmentation is not None:
@@ -120,14 +137,10 @@ def draw_view(
                 color,
                 thickness,
             )
-    # The verdict first and the file's own name: a long path would push the verdict off the
-    # image's edge.
-    name = PurePath(view.name).name or view.name
-    title = f"{verdict}: {name}" if verdict else name
     scale = 0.6 * thickness
     lines = [
         line
-        for text in (title, *view_remarks(view, reasons), *pair_lines)
+        for text in (*header_lines(view, verdict, reasons, because), *pair_lines)
         for line in wrapped(text, image.shape[1] - 20, scale, thickness)
     ]
     for row, text in enumerate(lines):

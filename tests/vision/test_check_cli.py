@@ -238,6 +238,30 @@ def test_an_overlay_says_what_the_verdict_made_of_its_view() -> None:
     assert view_remarks(lost, ()) == ["no puzzle found (no group of patches)"]  # type: ignore[arg-type]
 
 
+def test_an_overlay_says_why_it_is_a_review_first_and_once() -> None:
+    """A judge holding the picture in a dispute sees the review's cause under the verdict; a
+    remark about this view that is the cause itself is not written twice."""
+    from types import SimpleNamespace
+
+    from judgecam.vision.overlay import header_lines
+
+    view = SimpleNamespace(name="/station/cam1.jpg", problems=())
+    left_out = (
+        "/station/cam1.jpg: only 33% of the sticker-like patches fit the puzzle; view left out"
+    )
+    unseen = "28 facelet(s) not seen: they could change the result (DNF or solved)"
+    assert header_lines(view, "review", (left_out, unseen), (unseen,)) == [  # type: ignore[arg-type]
+        "review: cam1.jpg",
+        f"why: {unseen}",
+        "only 33% of the sticker-like patches fit the puzzle; view left out",
+    ]
+    assert header_lines(view, "review", (left_out, unseen), (left_out,)) == [  # type: ignore[arg-type]
+        "review: cam1.jpg",
+        f"why: {left_out}",
+    ]
+    assert header_lines(view, "DNF", (unseen,)) == ["DNF: cam1.jpg"]  # type: ignore[arg-type]
+
+
 def test_a_long_remark_is_wrapped_to_the_overlay_not_cut_at_its_edge() -> None:
     import cv2
 
