@@ -336,6 +336,10 @@ def _classify_once(
     # has merged two colours (its broad noise made the merge cheap): dropped while any other
     # candidate is left.
     resolved_all = [c for c in resolved_all if not _mixes_hues(c, labs)] or resolved_all
+    # Likewise a candidate that puts a grey-looking facelet and a clearly coloured one in one
+    # cluster (`_merged_rows`, what `glare.merged_colors` sends to a judge): with few facelets
+    # seen, the price of a colour saved outweighs the fit its broad own noise loses.
+    resolved_all = [c for c in resolved_all if not np.any(_merged_rows(c, labs))] or resolved_all
     penalty = color_penalty(len(seen))
     candidates = _ranked(resolved_all, penalty, model, seen)
     problem = _Problem(
