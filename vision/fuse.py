@@ -343,11 +343,61 @@ def _map_pair(
     return target.name, (last - parts[1], last - parts[0])
 
 
+#: The parts of an axis that ends in a tip (a Pyraminx's), base first.
+TIP_PARTS = ("base", "layer", "tip")
+
+
+def held_layer_tip_pairs(
+    model: PuzzleModel, fit: GeometryFit
+) -> list[tuple[str, tuple[int, int], float, float]]:
+    """Tip pairs a view measures through a held layer: (axis, parts, angle, uncertainty).
+
+    A Pyraminx view may measure a tip and the base of its axis but not the layer between
+    (its facelets hidden or not outlined). If a crossing layer stands askew in the same view,
+    the layer is held in line with the base within the mechanism's play (`puzzle.locking`),
+    so the tip's pair is the tip's angle from the base, its uncertainty widened by the play.
+    Without it the tip would be unmeasured, any angle, and the verdict a review.
+    """
+    from judgecam.puzzle.locking import PLAY_DEG, PairAngle, holders
+    from judgecam.puzzle.registry import get_puzzle
+
+    if len(fit.part_angles) != len(model.axes) or not any(
+        tuple(axis.part_names) == TIP_PARTS for axis in model.axes
+    ):
+        return []
+    spec = get_puzzle(model.name)
+    pairs = {(p.axis, p.parts): p for p in spec.pairs()}
+    seen = [
+        PairAngle(
+            pairs[(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])],
+            pair.angle_deg,
+            stated_uncertainty(pair.sigma_deg),
+        )
+        for pair in fit.pairs
+    ]
+    found = []
+    for axis, angles in zip(model.axes, fit.part_angles, strict=True):
+        if tuple(axis.part_names) != TIP_PARTS:
+            continue
+        base, layer, tip = angles
+        if base is None or layer is not None or tip is None:
+            continue
+        if not holders(spec, pairs[(axis.name, (0, 1))], seen):
+            continue
+        angle = _wrap(tip.angle_deg - base.angle_deg, axis.step_deg)
+        uncertainty = float(
+            np.hypot(stated_uncertainty(float(np.hypot(base.sigma_deg, tip.sigma_deg))), PLAY_DEG)
+        )
+        found.append((axis.name, (1, 2), angle, uncertainty))
+    return found
+
+
 def fuse_pairs(
     model: PuzzleModel,
     views: Sequence[tuple[GeometryFit, NDArray[np.float64]]],
 ) -> tuple[tuple[FusedPair, ...], tuple[str, ...]]:
-    """Combine every view's pair angles (each with its alignment rotation) by inverse variance."""
+    """Combine every view's pair angles (each with its alignment rotation) by inverse variance,
+    with the tip pairs a view measures through a held layer (`held_layer_tip_pairs`)."""
     measured: dict[tuple[str, tuple[int, int]], list[tuple[float, float]]] = {}
     for fit, rotation in views:
         for pair in fit.pairs:
@@ -356,6 +406,9 @@ def fuse_pairs(
             measured.setdefault(key, []).append(
                 (pair.angle_deg, stated_uncertainty(pair.sigma_deg))
             )
+        for axis_name, parts, angle, uncertainty in held_layer_tip_pairs(model, fit):
+            key = _map_pair(model, rotation, axis_name, parts)
+            measured.setdefault(key, []).append((angle, uncertainty))
     fused = []
     reasons = []
     for (axis_name, parts), values in sorted(measured.items()):

@@ -10,9 +10,10 @@ from judgecam.vision.fuse import (
     MAX_VIEW_DISAGREEMENT_DEG,
     _map_pair,
     fuse_pairs,
+    held_layer_tip_pairs,
     stated_uncertainty,
 )
-from judgecam.vision.geometry import GeometryFit, PairAngle
+from judgecam.vision.geometry import GeometryFit, PairAngle, PartAngle
 from judgecam.vision.model import puzzle_model, rotation_about
 
 
@@ -212,3 +213,47 @@ def test_the_rig_places_a_view_whose_fit_took_a_turned_layer_for_the_body() -> N
     in_line = ViewEvidence((), _turned_fit(model, 0.0, (0.0, 0.0, 0.0)))
     unturned = ViewEvidence((), _turned_fit(model, -33.0, (0.0, 0.0, 0.0)))
     assert _known_alignment(model, [in_line, unturned], 0, 1, poses) is None
+
+
+def _pyraminx_fit(
+    part_angles: tuple[tuple[PartAngle | None, ...], ...], pairs: tuple[PairAngle, ...]
+) -> GeometryFit:
+    fit = _fit(pairs)
+    return GeometryFit(**{**fit.__dict__, "part_angles": part_angles})
+
+
+def test_a_tip_is_measured_from_its_base_through_a_layer_a_crossing_askew_layer_holds() -> None:
+    """Corpus c0156, cam1: the L layer stands 54.8 degrees askew; the B axis's base and tip are
+    measured (0.2 and -1.5 degrees) but not its layer. The layer is held in line with the base
+    (within the play), so the tip's pair is -1.7 degrees, its uncertainty widened by the play;
+    with L in line nothing holds the layer and the tip stays unmeasured."""
+    from judgecam.puzzle.locking import PLAY_DEG
+
+    model = puzzle_model("pyram")
+    assert [axis.name for axis in model.axes] == ["U", "L", "R", "B"]
+
+    def part(angle: float) -> PartAngle:
+        return PartAngle(angle, 0.4, 3)
+
+    def fit_with(l_layer: float) -> GeometryFit:
+        angles = (
+            (None, part(-0.1), part(0.2)),
+            (part(-1.0), part(l_layer), part(l_layer - 0.6)),
+            (part(-0.2), None, None),
+            (part(0.2), None, part(-1.5)),
+        )
+        pairs = (
+            PairAngle("U", ("layer", "tip"), 0.3, 0.6, 3),
+            PairAngle("L", ("base", "layer"), l_layer + 1.0, 0.6, 3),
+            PairAngle("L", ("layer", "tip"), -0.6, 0.6, 3),
+        )
+        return _pyraminx_fit(angles, pairs)
+
+    ((axis, parts, angle, uncertainty),) = held_layer_tip_pairs(model, fit_with(53.8))
+    assert (axis, parts) == ("B", (1, 2))
+    assert angle == pytest.approx(-1.7)
+    assert PLAY_DEG <= uncertainty <= PLAY_DEG + stated_uncertainty(0.6)
+    fused, _ = fuse_pairs(model, [(fit_with(53.8), np.eye(3))])
+    assert ("B", (1, 2)) in {(pair.axis, pair.parts) for pair in fused}
+
+    assert held_layer_tip_pairs(model, fit_with(0.5)) == []
