@@ -9,7 +9,9 @@ reach, or costs more colour error). Alignments that stay ambiguous and would cha
 make it `review`.
 
 Pair angles measured in several views are combined by inverse variance; views that disagree by
-more than their uncertainties widen the uncertainty to cover both and say so.
+more than their uncertainties widen the uncertainty to cover both and say so. A Pyraminx tip
+whose layer a view does not measure is measured from its base when a crossing layer stands
+askew in that view (the layer is then held in line, within the mechanism's play).
 """
 
 from __future__ import annotations
