@@ -360,11 +360,15 @@ def test_classifying_one_3x3(benchmark: Any, shared_data: Path) -> None:
     assert len(result.labels) == 54
 
 
+#: A capture's fused samples: facelet index -> (CIELAB, spread, pixels, true colour).
+FusedSamples = dict[int, tuple[tuple[float, float, float], float, int, str]]
+
+
 #: The fused samples of corpus capture c0002 (a scrambled 3x3x3, 25 of its 54 facelets seen by
 #: the two rig cameras, in neutral light) with their true colours: facelet -> (CIELAB, spread,
 #: pixels, truth). Too few colours fitted them with cheap broad noise once: blue read as red,
 #: yellow as white and green.
-C0002_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
+C0002_SAMPLES: FusedSamples = {
     0: ((53.9, -47.1, 32.4), 0.3, 897, "green"),
     1: ((57.9, 42.7, 49.2), 0.7, 1049, "orange"),
     2: ((84.1, -0.1, 0.8), 0.5, 1022, "white"),
@@ -393,22 +397,28 @@ C0002_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
 }
 
 
-def test_clusters_do_not_merge_colours_of_different_hue() -> None:
-    samples: list[FaceletSample | None] = [None] * 54
-    for index, (lab, spread, pixels, _) in C0002_SAMPLES.items():
+def _misread(table: FusedSamples, puzzle: str, count: int) -> dict[int, tuple[str | None, str]]:
+    """Classify a capture's fused samples (unlisted facelets unseen): the facelets read wrong,
+    as (read, true)."""
+    samples: list[FaceletSample | None] = [None] * count
+    for index, (lab, spread, pixels, _) in table.items():
         samples[index] = FaceletSample(lab, spread, pixels)
-    result = classify_colors(samples, "333")
-    wrong = {
+    result = classify_colors(samples, puzzle)
+    return {
         index: (result.labels[index], truth)
-        for index, (_, _, _, truth) in C0002_SAMPLES.items()
+        for index, (_, _, _, truth) in table.items()
         if result.labels[index] != truth
     }
+
+
+def test_clusters_do_not_merge_colours_of_different_hue() -> None:
+    wrong = _misread(C0002_SAMPLES, "333", 54)
     assert wrong == {}
 
 
 #: Corpus capture c0081 (a solved 2x2x2 seen by two cameras, 11 of 24 facelets): its fused
 #: samples and true colours. One white (chroma 0.3) and one yellow (chroma 49) are seen.
-C0081_SAMPLES: dict[int, tuple[tuple[float, float, float], float, int, str]] = {
+C0081_SAMPLES: FusedSamples = {
     0: ((37.8, 34.9, 43.3), 0.4, 1495, "orange"),
     1: ((39.0, 35.0, 42.6), 0.6, 967, "orange"),
     2: ((37.8, 34.4, 42.1), 1.5, 2183, "orange"),
@@ -429,15 +439,7 @@ def test_a_grey_facelet_is_not_merged_with_a_coloured_one_to_save_a_colour() -> 
     (session 27: the white was read yellow and the capture went to review as "two colours
     merged"). A candidate merging a grey-looking facelet with a clearly coloured one is
     dropped while another is left."""
-    samples: list[FaceletSample | None] = [None] * 24
-    for index, (lab, spread, pixels, _) in C0081_SAMPLES.items():
-        samples[index] = FaceletSample(lab, spread, pixels)
-    result = classify_colors(samples, "222")
-    wrong = {
-        index: (result.labels[index], truth)
-        for index, (_, _, _, truth) in C0081_SAMPLES.items()
-        if result.labels[index] != truth
-    }
+    wrong = _misread(C0081_SAMPLES, "222", 24)
     assert wrong == {}
 
 
