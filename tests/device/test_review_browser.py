@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -129,7 +130,13 @@ def test_find_step_and_decide_on_a_tablet(
     page.click("button.camera[data-camera=cam1]")
     assert label.inner_text().startswith("cam1 · frame 9 / 12")
     assert page.get_attribute("button.camera[data-camera=cam1]", "aria-pressed") == "true"
-    loaded = page.evaluate("document.getElementById('frame').naturalWidth")
+    # The other camera's frame decodes after the click: polled, as the station page's live
+    # view is (the page's CSP forbids the eval `wait_for_function` would poll with).
+    frame = page.locator("#frame")
+    deadline = time.monotonic() + 10.0
+    while (loaded := frame.evaluate("img => img.naturalWidth")) != SHAPE.width:
+        assert time.monotonic() < deadline, f"cam1's frame never decoded ({loaded} px wide)"
+        time.sleep(0.05)
     assert loaded == SHAPE.width
     page.screenshot(path=str(folder / "review-attempt.png"), full_page=True)
 
