@@ -75,6 +75,7 @@ class ViewEvidence:
     fit: GeometryFit
     missing: tuple[int, ...] = ()  # model facelets (view frame) showing bare body
     projected: tuple[ProjectedFacelet, ...] = ()  # facelets sampled where the fit puts them
+    bare: tuple[int, ...] = ()  # model facelets (view frame) in view that look like bare body
 
 
 @dataclass(frozen=True)

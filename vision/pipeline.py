@@ -19,6 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
+from judgecam.vision.bare_cells import bare_decides
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.color_model import LOW_CONFIDENCE_REASON
 from judgecam.vision.fuse import (
@@ -96,6 +97,7 @@ class ViewResult:
     timings_ms: tuple[tuple[str, float], ...]
     missing: tuple[int, ...] = ()  # model facelets (fit frame) where a sticker is off
     projected: tuple[ProjectedFacelet, ...] = ()  # undetected facelets sampled from the fit
+    bare: tuple[int, ...] = ()  # model facelets (fit frame) in view that look like bare body
     notes: tuple[str, ...] = ()  # what the reader should know that does not block a verdict
     #: The learned detector's reading of this image where it disagrees with the classical one
     #: (`judge_views` judges both); `disagreements` says how they differ.
@@ -809,9 +811,7 @@ def _finish_view(
         fit = replace(fit, assignment=assignment)
     timings["checks"] = _ms(start)
     start = time.perf_counter()
-    projected = project_facelets(
-        image, segmentation.facelets, fit, model, intrinsics, missing
-    ).samples
+    projection = project_facelets(image, segmentation.facelets, fit, model, intrinsics, missing)
     timings["project"] = _ms(start)
     if blur > MAX_EDGE_WIDTH_FRACTION:
         problems.append(f"image too blurred (edges {blur:.0%} of a sticker wide)")
@@ -825,7 +825,8 @@ def _finish_view(
         tuple(problems),
         tuple(timings.items()),
         missing,
-        projected,
+        projection.samples,
+        tuple(sorted(projection.bare)),
         image=image,
     )
 
@@ -968,6 +969,7 @@ def _without_disputed(
             view,
             fit=replace(view.fit, assignment=assignment),
             projected=tuple(p for p in view.projected if p.facelet not in view.disputed),
+            bare=tuple(f for f in view.bare if f not in view.disputed),
             alternative=None,
             disagreements=(),
             disputed=None,
@@ -1013,6 +1015,9 @@ def _second_look(
             placed,
         )
         new = tuple(sample for sample in found.samples if sample.facelet not in have)
+        bare = tuple(sorted(set(view.bare) | found.bare))
+        if bare != view.bare:
+            view = replace(view, bare=bare)
         if new:
             note = (
                 f"{len(new)} facelet(s) sampled on parts placed by the other views' angles "
@@ -1107,6 +1112,7 @@ def _rig_look(
         problems=(),
         missing=(),
         projected=found.samples,
+        bare=tuple(sorted(found.bare)),
         notes=(*view.notes, *(f"on its own: {problem}" for problem in view.problems), note),
         rig_placed=True,
     )
@@ -1221,7 +1227,9 @@ def _judge(
             left_out = True
             continue
         usable.append(
-            ViewEvidence(view.segmentation.facelets, view.fit, view.missing, view.projected)
+            ViewEvidence(
+                view.segmentation.facelets, view.fit, view.missing, view.projected, view.bare
+            )
         )
     # A camera that gave nothing usable leaves its facelets unseen, which the rules engine
     # allows for; what else it would have checked is asked of the verdict (`_face_decides`).
@@ -1297,6 +1305,12 @@ def _judge(
         if final != "review":
             review_reasons = [reasons[-1]]
         final = "review"
+    # Cells in view that look bare (a sticker off?) and that no view read: a solved or +2
+    # reading must hold with them missing too (vision/bare_cells.py).
+    bare = bare_decides(fusion, usable) if final != "review" else None
+    if bare is not None:
+        reasons.append(bare)
+        review_reasons, final = [bare], "review"
     # Glare (a facelet washed out in one view, coloured in another) deciding a penalty, or one
     # colour name on a grey and a saturated sample: a judge looks instead (vision/glare.py).
     glare = glare_decides(model, fusion, usable) if final != "review" else None

@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from scipy.spatial import HalfspaceIntersection
 
 from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.colors import NEUTRAL_CHROMA
 from judgecam.vision.colorspace import ciede2000
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel, rotation_about
@@ -74,6 +75,11 @@ MIN_BORDER_CONTRAST_FRACTION = 0.5
 #: same view (a colour the puzzle shows here; skin is none of a puzzle's colours).
 MIN_CLEAR_CONTRAST_FRACTION = 0.25
 MIN_BODY_DELTA_E = 15.0
+#: A cell is reported bare (`StickerLook.bare_body`) only in a view whose placed stickers lie
+#: at least this far (median CIEDE2000) from the body: in a dark frame every sticker looks
+#: like the body (corpus c0019 under `dark`: green stickers at L* 4.5, the body at 8), as
+#: `missing` also refuses to judge there.
+MIN_STICKER_BODY_DELTA_E = 30.0
 MAX_CHROMATICITY_GAP = 0.15
 #: Fewest detected stickers that say what a sticker looks like in this view.
 MIN_REFERENCE_STICKERS = 3
@@ -354,6 +360,9 @@ class StickerLook:
     contrast_quartile: float  # lower quartile of their border contrasts
     body_lab: FloatArray  # median CIELAB of their border bands: the plastic between stickers
     chromaticities: FloatArray  # (N, 2): the placed stickers' chromaticities (see chromaticity)
+    #: Median CIEDE2000 of the placed stickers' insides from body_lab: how plainly a sticker
+    #: and the bare body differ in this view (`bare_body`).
+    sticker_body_delta_e: float = float("inf")
 
     def passes(self, found: _Measure, facing: float = 1.0) -> bool:
         """Uniform enough, and set off from its border; or less so, but unlike the bare body
@@ -378,12 +387,31 @@ class StickerLook:
         slant = min(1.0, facing / CLEAR_FACING)
         if contrast < MIN_CLEAR_CONTRAST_FRACTION * slant * self.contrast_quartile:
             return False
-        if float(ciede2000(found.inner_lab, self.body_lab)) < MIN_BODY_DELTA_E:
+        if not self.unlike_body(found.inner_lab):
             return False
         if facing < CLEAR_FACING:
             return True
         gaps = np.linalg.norm(self.chromaticities - chromaticity(found.inner_lab), axis=1)
         return bool(gaps.min() <= MAX_CHROMATICITY_GAP)
+
+    def bare_body(self, found: _Measure) -> bool:
+        """Uniform, grey (chroma below NEUTRAL_CHROMA) and like the bare body (not
+        `unlike_body`): what a cell that does not pass as a sticker shows where its sticker
+        came off. Its border contrast says nothing here (the recess a sticker leaves is darker
+        than the body around it, corpus c0087). Grey, because the body median is the bare
+        plastic only on a stickered puzzle: a stickerless one's borders are its tiles' own
+        colours, and a shaded tile looks like them (c0142: yellow at chroma 30)."""
+        lab = found.inner_lab
+        return (
+            self.sticker_body_delta_e >= MIN_STICKER_BODY_DELTA_E
+            and found.spread <= self.max_spread
+            and math.hypot(float(lab[1]), float(lab[2])) < NEUTRAL_CHROMA
+            and not self.unlike_body(lab)
+        )
+
+    def unlike_body(self, lab: FloatArray) -> bool:
+        """Not the bare body: at least MIN_BODY_DELTA_E from it."""
+        return float(ciede2000(lab, self.body_lab)) >= MIN_BODY_DELTA_E
 
 
 def chromaticity(lab: FloatArray) -> FloatArray:
@@ -490,6 +518,10 @@ class Projection:
 
     samples: tuple[ProjectedFacelet, ...]
     refused: frozenset[int]
+    #: The cells in view (any facing) refused whose sample looks like the bare body between
+    #: the stickers: uniform, and of the body's colour (`StickerLook.bare_body`).
+    #: A sticker may be off there; `bare_cells.bare_decides` asks the verdict about it.
+    bare: frozenset[int] = frozenset()
 
 
 #: A cell facing the camera at least this squarely (72 degrees) shows its sticker plainly: if
@@ -583,15 +615,18 @@ def project_facelets(
             insides.append(found.inner_lab)
     if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
         return nothing  # no idea what a sticker looks like here: sample nothing
+    body = np.median(np.asarray(borders), axis=0)
     look = StickerLook(
         MAX_SPREAD_FACTOR * median(spreads) + SPREAD_SLACK,
         float(np.percentile(contrasts, 25)),
-        np.median(np.asarray(borders), axis=0),
+        body,
         chromaticity(np.asarray(insides)),
+        float(np.median(ciede2000(np.asarray(insides), body))),
     )
 
     result = []
     refused = set()
+    bare = set()
     for facelet in candidates:
         cell = cells[facelet]
         found = _measure(crop, index, facelet, cell - origin, MIN_OWN_FRACTION)
@@ -600,6 +635,8 @@ def project_facelets(
         if not look.passes(found, float(facing[facelet])):
             if facing[facelet] >= CLEAR_FACING:
                 refused.add(facelet)
+            if look.bare_body(found):
+                bare.add(facelet)
             continue
         fraction = found.own_fraction
         sample = Facelet(
@@ -616,4 +653,4 @@ def project_facelets(
         look.max_spread,
         look.contrast_quartile,
     )
-    return Projection(tuple(result), frozenset(refused))
+    return Projection(tuple(result), frozenset(refused), frozenset(bare))

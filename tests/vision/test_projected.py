@@ -13,7 +13,7 @@ import cv2
 import numpy as np
 import pytest
 
-from judgecam.vision.camera import Intrinsics
+from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.evaluate import intrinsics_from_truth
 from judgecam.vision.fuse import _consistent
 from judgecam.vision.geometry import GeometryFit
@@ -512,3 +512,28 @@ def test_a_pyraminx_renders_the_facelets_the_truth_shows_as_their_own(
             assert math.dist(center, facelet["center_px"]) < 3.0
         fractions = _own_fractions(index, cells_px, [f["index"] for f in whole])
         assert min(fractions.values()) >= MIN_OWN_FRACTION, fractions
+
+
+def test_a_cell_whose_sticker_is_off_seen_at_a_slant_is_reported_as_looking_bare() -> None:
+    """Corpus c0087 cam0: two stickers off (D8 and B8). D8's cell faces the camera at 0.16, too
+    slanted for `missing` to judge; it shows the recess the sticker left (L* 10, grey). It is no
+    sample, and it is the one cell of the view reported bare, between D7 and D9 where the truth
+    has its D8."""
+    corpus = Path(__file__).resolve().parents[1] / "images"
+    truth = json.loads((corpus / "c0087.json").read_text(encoding="utf-8"))
+    assert 34 in truth["missing_facelets"]
+    view = truth["views"][0]
+    image = np.asarray(cv2.imread(str(corpus / view["image"]), cv2.IMREAD_COLOR), dtype=np.uint8)
+    intrinsics = intrinsics_from_truth(view)
+    model = puzzle_model("333")
+    result = analyse_view(image, model, intrinsics, view["image"])
+    assert result.fit is not None and result.segmentation is not None
+    assert len(result.bare) == 1
+    (cell,) = result.bare
+    assert cell not in {p.facelet for p in result.projected}
+    rotation = rotation_matrix(result.fit.rvec)
+    centres = project(model.facelet_centers, rotation, result.fit.tvec, intrinsics.camera_matrix)
+    centre = intrinsics.distort(centres)[cell]
+    shown = {f["index"]: np.asarray(f["center_px"]) for f in view["facelets"]}
+    sticker = float(np.median([f.size_px for f in result.segmentation.facelets]))
+    assert np.linalg.norm(centre - (shown[33] + shown[35]) / 2) < 0.1 * sticker
