@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judgecam.vision.evaluate import main, perfect_vision_verdict, reads_truth, seeable_facelets
+from judgecam.vision.evaluate import (
+    TARGET_ANGLE_DEG,
+    main,
+    perfect_vision_verdict,
+    reads_truth,
+    seeable_facelets,
+)
 
 
 def _truth(corpus_dir: Path, capture: str) -> dict:
@@ -26,6 +32,19 @@ def test_what_no_camera_sees_leaves_the_verdict_open(corpus_dir: Path) -> None:
         for facelet in view["facelets"]:
             facelet["visibility"] = 0.2  # every facelet mostly hidden
     assert perfect_vision_verdict(truth) == "review"
+
+
+def test_a_pair_within_the_target_angle_of_its_limit_is_a_judges_call_at_the_target(
+    corpus_dir: Path,
+) -> None:
+    # c0097: a Pyraminx +2 whose L tip stands at 59.3 degrees, 0.7 from the 60-degree limit.
+    truth = _truth(corpus_dir, "c0097")
+    tip = next(p for p in truth["pairs"] if p["label"] == "L:layer|tip")
+    assert abs(abs(tip["residual_deg"]) - tip["limit_deg"]) < TARGET_ANGLE_DEG
+    assert perfect_vision_verdict(truth) == truth["verdict"] == "+2"
+    assert perfect_vision_verdict(truth, TARGET_ANGLE_DEG) == "review"
+    # c0021 (solved, every pair in line) is decided at the target too.
+    assert perfect_vision_verdict(_truth(corpus_dir, "c0021"), TARGET_ANGLE_DEG) == "solved"
 
 
 def test_the_bound_agrees_with_every_truth_it_decides(corpus_dir: Path) -> None:
