@@ -6,9 +6,9 @@ nearly aligned, the cell faces the camera squarely, and its inside is dark and g
 body between the stickers is refused as a sticker (`projected.StickerLook.bare_body`) and left
 unseen, and the rules engine fills unseen facelets in from their pieces, that is as stickered.
 Two stickers off are DNF (KCA Art. 10.2, WCA 5b5), so a solved or +2 reading that would be
-DNF with those cells missing rests on stickers no camera saw: on corpus c0087 (two stickers
-off, one of them in view at facing 0.16, L* 10 against a body of 22) the other facelets of
-both faces, once sampled, read solved.
+DNF with those cells missing rests on stickers no camera saw. Corpus c0087 has two stickers
+off, one of them in view at facing 0.16 (L* 10 against a body of 22): a trial that read the
+rest of that face (docs/vision.md "Session 28") called it solved.
 """
 
 from __future__ import annotations
