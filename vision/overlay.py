@@ -2,7 +2,9 @@
 
 The overlay is evidence for a human (a judge, or a competitor disputing a verdict), so it shows
 the measurement itself: every detected facelet outlined in the colour it was read as, the fitted
-model's stickers projected back (thin white), the turning axes, and each pair's angle.
+model's stickers projected back (thin white), the cells where a sticker is off (`missing`) or
+looks off (`bare`, the cells a "bare plastic" review names) crossed in cyan, the turning axes,
+and each pair's angle.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ NAMED_BGR: dict[str, tuple[int, int, int]] = {
     "green": (0, 200, 0),
     "blue": (255, 80, 0),
 }
+#: Cells where a sticker is off or looks off (BGR): no puzzle colour is cyan.
+BARE_BGR = (255, 255, 0)
 
 
 def _point(p: NDArray[np.float64]) -> tuple[int, int]:
@@ -120,6 +124,13 @@ def draw_view(
         for index in (int(i) for i in np.nonzero(facing)[0]):
             pixels = view.intrinsics.distort(project(corners[index], rotation, fit.tvec, camera))
             cv2.polylines(out, [np.rint(pixels).astype(np.int32)], True, (255, 255, 255), 1)
+        for index in sorted({*view.missing, *view.bare}):
+            pixels = view.intrinsics.distort(project(corners[index], rotation, fit.tvec, camera))
+            cell = np.rint(pixels).astype(np.int32)
+            cv2.polylines(out, [cell], True, BARE_BGR, thickness + 1)
+            half = len(cell) // 2
+            for first, second in zip(cell[:half], cell[half : 2 * half], strict=True):
+                cv2.line(out, _point(first), _point(second), BARE_BGR, thickness)
         origin = view.intrinsics.distort(project(np.zeros(3), rotation, fit.tvec, camera))
         for axis, color in zip(
             model.axes, ((0, 0, 255), (0, 255, 0), (255, 0, 0), (0, 255, 255)), strict=False

@@ -297,3 +297,30 @@ def test_overlay_names_each_pair_with_its_layers_and_limit(cube_image) -> None:
     assert len(turned) == 1, lines
     assert turned[0].endswith("deg (within 45)")
     assert all(line[0] in "xyz" and "|" in line.split(":")[0] for line in lines)
+
+
+def test_an_overlay_crosses_the_cell_that_looks_bare(corpus_dir: Path) -> None:
+    """Corpus c0087 cam0: D8's sticker is off and its cell is seen at a slant (`bare`). A
+    judge reading "look like bare plastic" must find the cell on the picture: it is crossed in
+    cyan, whose centre the crossing lines cover; drawn without it, that pixel is not cyan."""
+    from dataclasses import replace
+
+    from judgecam.vision.camera import project, rotation_matrix
+    from judgecam.vision.evaluate import intrinsics_from_truth
+    from judgecam.vision.overlay import BARE_BGR, draw_view
+    from judgecam.vision.pipeline import analyse_view
+
+    truth = json.loads((corpus_dir / "c0087.json").read_text(encoding="utf-8"))
+    view_truth = truth["views"][0]
+    image = np.asarray(cv2.imread(str(corpus_dir / view_truth["image"])), dtype=np.uint8)
+    intrinsics = intrinsics_from_truth(view_truth)
+    model = puzzle_model("333")
+    view = analyse_view(image, model, intrinsics, view_truth["image"])
+    assert view.fit is not None and len(view.bare) == 1
+    rotation = rotation_matrix(view.fit.rvec)
+    centre = project(
+        model.facelet_centers[list(view.bare)], rotation, view.fit.tvec, intrinsics.camera_matrix
+    )
+    x, y = np.rint(intrinsics.distort(centre)[0]).astype(int)
+    assert tuple(draw_view(image, view, model)[y, x]) == BARE_BGR
+    assert tuple(draw_view(image, replace(view, bare=()), model)[y, x]) != BARE_BGR
