@@ -36,6 +36,7 @@ from judgecam.vision.fuse import Classifier, _map_pair, stated_uncertainty
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.perturb import PERTURBATIONS, miscalibrated, perturbed
 from judgecam.vision.pipeline import CheckResult, ViewResult, analyse_view, judge_views
+from judgecam.vision.projected import MIN_FACING
 
 if TYPE_CHECKING:
     from judgecam.calibration.scheme import ColorScheme
@@ -71,6 +72,9 @@ class CaptureScore:
     perfect_vision: str = ""  # the verdict on what the cameras could see, read perfectly
     #: ... read with perfect colours and angles as sure as the issue's target (TARGET_ANGLE_DEG)
     target_vision: str = ""
+    #: ... and only facelets some view shows facing it at projected.MIN_FACING or more: what
+    #: a reader of cells no more slanted than ours could answer (`seeable_facelets`)
+    readable_vision: str = ""
     reads_truth: bool | None = None  # the fused reading is the true state (see `reads_truth`)
     review_because: tuple[str, ...] = ()  # what made it a review (`CheckResult.review_because`)
     #: The truth's seeable facelets (`seeable_facelets`) the fused reading leaves unseen: what
@@ -207,6 +211,7 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
         rig=str(truth.get("rig", "")),
         perfect_vision=perfect_vision_verdict(truth),
         target_vision=perfect_vision_verdict(truth, TARGET_ANGLE_DEG),
+        readable_vision=perfect_vision_verdict(truth, TARGET_ANGLE_DEG, MIN_FACING),
         review_because=result.review_because,
         unread=tuple(sorted(seeable_facelets(truth))),
     )
@@ -260,16 +265,46 @@ SEEABLE_VISIBILITY = 0.5
 SEEABLE_PIXELS = 40
 
 
-def seeable_facelets(truth: dict[str, Any]) -> set[int]:
+def truth_facing(truth: dict[str, Any], view: dict[str, Any]) -> NDArray[np.float64]:
+    """Per facelet (truth indices): the cosine between its normal, its layer turned as the
+    truth has it, and the line of sight of the view's camera (negative: it faces away)."""
+    model = puzzle_model(str(truth["puzzle"]))
+    centers = model.facelet_corners.mean(axis=1)
+    normals = model.facelet_normals.copy()
+    for axis in model.axes:
+        for part, angle in enumerate(truth["part_rotations"].get(axis.name, ())):
+            # The state is the snapped one: its facelets stand turned by what is left over.
+            residual = float(angle) - round(float(angle) / axis.step_deg) * axis.step_deg
+            if residual == 0.0:
+                continue
+            turn, _ = cv2.Rodrigues(np.radians(residual) * axis.direction)
+            on_part = axis.facelet_part == part
+            centers[on_part] = centers[on_part] @ turn.T
+            normals[on_part] = normals[on_part] @ turn.T
+    camera_from_puzzle = np.linalg.inv(np.asarray(view["world_from_camera"], dtype=np.float64))
+    camera_from_puzzle = camera_from_puzzle @ np.asarray(truth["world_from_puzzle"], np.float64)
+    rotation, shift = camera_from_puzzle[:3, :3], camera_from_puzzle[:3, 3]
+    rays = centers @ rotation.T + shift
+    facing = -np.einsum("ij,ij->i", normals @ rotation.T, rays) / np.linalg.norm(rays, axis=1)
+    return np.asarray(facing, dtype=np.float64)
+
+
+def seeable_facelets(truth: dict[str, Any], min_facing: float | None = None) -> set[int]:
     """The facelets (truth indices) some view shows: at least SEEABLE_VISIBILITY of it
-    unoccluded and SEEABLE_PIXELS large."""
-    return {
-        int(facelet["index"])
-        for view in truth["views"]
-        for facelet in view["facelets"]
-        if facelet.get("visibility", 1.0) >= SEEABLE_VISIBILITY
-        and facelet.get("pixels", SEEABLE_PIXELS) >= SEEABLE_PIXELS
-    }
+    unoccluded and SEEABLE_PIXELS large; with `min_facing`, also facing that view at least
+    that squarely (`truth_facing`)."""
+    seeable = set()
+    for view in truth["views"]:
+        facing = truth_facing(truth, view) if min_facing is not None else None
+        for facelet in view["facelets"]:
+            index = int(facelet["index"])
+            if (
+                facelet.get("visibility", 1.0) >= SEEABLE_VISIBILITY
+                and facelet.get("pixels", SEEABLE_PIXELS) >= SEEABLE_PIXELS
+                and (facing is None or facing[index] >= min_facing)
+            ):
+                seeable.add(index)
+    return seeable
 
 
 #: The angle error the issue allows at the 95th percentile (degrees): a stage 3 that meets its
@@ -277,7 +312,9 @@ def seeable_facelets(truth: dict[str, Any]) -> set[int]:
 TARGET_ANGLE_DEG = 3.0
 
 
-def perfect_vision_verdict(truth: dict[str, Any], uncertainty_deg: float = 0.5) -> str:
+def perfect_vision_verdict(
+    truth: dict[str, Any], uncertainty_deg: float = 0.5, min_facing: float | None = None
+) -> str:
     """The verdict on what the views could show: every seeable facelet (any view) with its true
     colour, every pair's true residual with `uncertainty_deg`, the rest unseen.
 
@@ -285,6 +322,7 @@ def perfect_vision_verdict(truth: dict[str, Any], uncertainty_deg: float = 0.5) 
     no camera sees (the bottom face, a grazing side) stays unknown to any method. With
     TARGET_ANGLE_DEG, the bound for angles measured as well as the issue asks: a pair within
     that of a limit (a 2x2x2 layer at 43.6 degrees, a tip at 59.3) is a judge's call then too.
+    With `min_facing`, facelets seen only more slanted than that count as unseen.
     """
     from judgecam.puzzle.observation import MISSING, UNKNOWN, Observation, PairObservation
     from judgecam.puzzle.registry import get_puzzle
@@ -292,7 +330,7 @@ def perfect_vision_verdict(truth: dict[str, Any], uncertainty_deg: float = 0.5) 
 
     if truth["puzzle"] == "none":
         return "review"
-    seeable = seeable_facelets(truth)
+    seeable = seeable_facelets(truth, min_facing)
     missing = {int(index) for index in truth.get("missing_facelets", [])}
     labels = tuple(
         MISSING if index in missing else color if index in seeable else UNKNOWN
@@ -539,6 +577,14 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
             for s in scores
             if s.verdict == "review" and s.truth != "review" and s.target_vision == s.truth
         ],
+        # ... and of them, those that cells seen no more slanted than projected.MIN_FACING
+        # would also leave to a judge: the rest need no grazing sliver read.
+        "review_rate_readable_vision": _rate([s.readable_vision == "review" for s in scores]),
+        "reviews_vision_could_avoid_readable": [
+            s.capture
+            for s in scores
+            if s.verdict == "review" and s.truth != "review" and s.readable_vision == s.truth
+        ],
         "seeable_facelets_unread": sum(len(s.unread) for s in scores),
         "confusion": dict(sorted(confusion.items())),
         "pairs_measured": int(errors.size),
@@ -665,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
             if s.truth != s.verdict:
                 print(
                     f"      perfect vision: {s.perfect_vision} (angles at the target: "
-                    f"{s.target_vision}); {len(s.unread)} seeable "
+                    f"{s.target_vision}; no slivers: {s.readable_vision}); {len(s.unread)} seeable "
                     "facelet(s) unread"
                 )
                 for reason in dict.fromkeys((*s.review_because, *s.reasons[:6])):

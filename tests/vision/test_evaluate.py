@@ -47,6 +47,25 @@ def test_a_pair_within_the_target_angle_of_its_limit_is_a_judges_call_at_the_tar
     assert perfect_vision_verdict(_truth(corpus_dir, "c0021"), TARGET_ANGLE_DEG) == "solved"
 
 
+def test_a_face_seen_only_as_a_sliver_is_unseen_to_a_reader_of_readable_cells(
+    corpus_dir: Path,
+) -> None:
+    # c0012: a solved 3x3x3; cam1 sees face L (facelets 36-44) only at 88 degrees, facing
+    # 0.04 (the fit's rendering measures the same), large enough in pixels to count seeable.
+    from judgecam.vision.evaluate import truth_facing
+    from judgecam.vision.projected import MIN_FACING
+
+    truth = _truth(corpus_dir, "c0012")
+    cam1 = next(view for view in truth["views"] if view["camera"] == "cam1")
+    facing = truth_facing(truth, cam1)
+    assert 0.0 < facing[40] < 0.06  # L's centre, grazing
+    assert facing[4] < 0.0  # U faces away from cam1 in this pose
+    slivers = seeable_facelets(truth) - seeable_facelets(truth, MIN_FACING)
+    assert slivers == set(range(36, 45))
+    assert perfect_vision_verdict(truth, TARGET_ANGLE_DEG) == "solved"
+    assert perfect_vision_verdict(truth, TARGET_ANGLE_DEG, MIN_FACING) == "review"
+
+
 def test_the_bound_agrees_with_every_truth_it_decides(corpus_dir: Path) -> None:
     manifest = json.loads((corpus_dir / "manifest.json").read_text(encoding="utf-8"))
     decided = 0
