@@ -1,7 +1,7 @@
 """Accuracy and speed of `judgecam check` on a ground-truth corpus (tests/images/).
 
     python -m judgecam.vision.evaluate tests/images [--limit N] [--json] [--learned]
-        [--schemes DIR] [--details] [--captures-json FILE]
+        [--schemes DIR] [--details] [--captures-json FILE] [--rig-poses] [--why-unread]
 
 For every capture of the manifest, runs the full pipeline with the views' true intrinsics and
 compares with the truth file: verdicts (unsolved called solved must be 0), pair angles (error and
@@ -80,6 +80,9 @@ class CaptureScore:
     #: The truth's seeable facelets (`seeable_facelets`) the fused reading leaves unseen: what
     #: vision, not the cameras' placement, lost. All of them if the reading was not aligned.
     unread: tuple[int, ...] = ()
+    #: With `why_unread`: per unread facelet some view shows facing it at MIN_FACING or more,
+    #: per such view, (view image, truth facelet, why that view read nothing there).
+    unread_why: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass
@@ -307,6 +310,46 @@ def seeable_facelets(truth: dict[str, Any], min_facing: float | None = None) -> 
     return seeable
 
 
+def why_unread(
+    result: CheckResult,
+    truth: dict[str, Any],
+    images: Sequence[NDArray[np.uint8]],
+    model: PuzzleModel,
+    unread: Sequence[int],
+) -> tuple[tuple[str, int, str], ...]:
+    """Why each view that shows an `unread` facelet (truth index) squarely enough to read
+    (`seeable_facelets` at MIN_FACING) read nothing there: the view left out, or the test of
+    `projected.project_facelets` it failed (`projected.unsampled_reasons`). A view placed by
+    the rig is asked without the angles it borrowed, so its parts may show as not tight."""
+    from judgecam.vision.projected import unsampled_reasons
+
+    found: list[tuple[str, int, str]] = []
+    for view, view_truth, image in zip(result.views, truth["views"], images, strict=True):
+        readable = seeable_facelets({**truth, "views": [view_truth]}, MIN_FACING)
+        wanted = [index for index in unread if index in readable]
+        if not wanted:
+            continue
+        name = str(view_truth["image"])
+        fit, segmentation = view.fit, view.segmentation
+        own = _alignment([(view, view_truth, np.arange(model.facelet_count))], model)
+        if not view.found or fit is None or segmentation is None or own is None:
+            why = f"view left out: {(*view.problems, 'no fit')[0]}"
+            found.extend((name, index, why) for index in wanted)
+            continue
+        permutation = own[1]  # the view's facelet -> the truth's
+        reasons = unsampled_reasons(
+            image, segmentation.facelets, fit, model, view.intrinsics, view.missing
+        )
+        sampled = {projected.facelet for projected in view.projected}
+        for facelet in range(model.facelet_count):
+            index = int(permutation[facelet])
+            if index not in wanted:
+                continue
+            lost = "read in this view, lost in fusion"
+            found.append((name, index, lost if facelet in sampled else reasons.get(facelet, lost)))
+    return tuple(sorted(found))
+
+
 #: The angle error the issue allows at the 95th percentile (degrees): a stage 3 that meets its
 #: target states about this much uncertainty.
 TARGET_ANGLE_DEG = 3.0
@@ -455,12 +498,14 @@ def evaluate(
     larger_frame: float = 1.0,
     perturb: str | None = None,
     rig_error: tuple[float, float] | None = None,
+    diagnose: bool = False,
 ) -> list[CaptureScore]:
     """Judge every capture of `corpus` and score it against its truth; `schemes` is a folder of
     calibrated schemes (`scheme_file`), None to resolve the colours from the images alone;
     `larger_frame` > 1 places every view in a larger frame (`in_larger_frame`); `perturb`
     changes every view first (`perturb.PERTURBATIONS`); `rig_error` (degrees, mm) moves every
-    rig pose as a calibration that far off would (`perturb.miscalibrated`)."""
+    rig pose as a calibration that far off would (`perturb.miscalibrated`); `diagnose` says
+    why each unread facelet went unread (`why_unread`)."""
     detector = None
     if learned:
         from judgecam.vision.detector_onnx import shared_detector
@@ -508,6 +553,10 @@ def evaluate(
         scheme = _capture_scheme(schemes, truth)
         result = judge_views(model_views, puzzle, scheme, classify, poses)
         score = score_capture(result, truth, model)
+        if diagnose and truth["puzzle"] != "none":
+            score.unread_why = why_unread(
+                result, truth, [image for _, image in images], model, score.unread
+            )
         logger.info("%s %s truth %s -> %s", score.capture, score.puzzle, score.truth, score.verdict)
         scores.append(score)
     return scores
@@ -617,6 +666,17 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
     }
 
 
+def _tally_why(scores: list[CaptureScore]) -> dict[str, int]:
+    """How often each reason of `why_unread` stands in the reviews of answerable captures,
+    per (view, facelet), most frequent first."""
+    counts: dict[str, int] = {}
+    for s in scores:
+        if s.verdict == "review" and s.truth != "review":
+            for _, _, why in s.unread_why:
+                counts[why] = counts.get(why, 0) + 1
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m judgecam.vision.evaluate", description=__doc__)
     parser.add_argument("corpus", type=Path, help="folder with manifest.json (tests/images)")
@@ -629,6 +689,12 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         metavar="FILE",
         help="write every capture's score (verdict, review cause, unread facelets...) as JSON",
+    )
+    parser.add_argument(
+        "--why-unread",
+        action="store_true",
+        help="diagnostic: say why each unread facelet a view shows squarely enough went unread "
+        "there (with --details per capture; the summary tallies the reasons over the reviews)",
     )
     parser.add_argument(
         "--oracle-colors",
@@ -696,8 +762,11 @@ def main(argv: list[str] | None = None) -> int:
         args.larger_frame,
         args.perturb,
         None if args.rig_error is None else (args.rig_error[0], args.rig_error[1]),
+        args.why_unread,
     )
     summary = summarise(scores)
+    if args.why_unread:
+        summary["why_unread_in_reviews"] = _tally_why(scores)
     summary["wall_seconds"] = round(time.perf_counter() - start, 1)
     if args.details:
         for s in scores:
@@ -716,6 +785,8 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for reason in dict.fromkeys((*s.review_because, *s.reasons[:6])):
                     print(f"      - {reason}")
+                for name, index, why in s.unread_why:
+                    print(f"      unread {index} in {name}: {why}")
     if args.captures_json is not None:
         rows = [dataclasses.asdict(s) for s in scores]
         try:

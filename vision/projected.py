@@ -366,7 +366,8 @@ class StickerLook:
 
     def passes(self, found: _Measure, facing: float = 1.0) -> bool:
         """Uniform enough, and set off from its border; or less so, but unlike the bare body
-        and of a colour the placed stickers show (see MIN_CLEAR_CONTRAST_FRACTION).
+        and of a colour the placed stickers show (see MIN_CLEAR_CONTRAST_FRACTION); `refusal`
+        says which test a sample fails.
 
         A cell seen at a slant (`facing` below CLEAR_FACING) needs only the faint contrast
         scaled by facing / CLEAR_FACING and no colour gate. Seen so, a cell's border band
@@ -379,20 +380,24 @@ class StickerLook:
         seen at a slant (`slanted`, below facing 0.25) or on one sample no other view confirms
         (`single_sample`), and a solved reading needs each to be exactly the solved colour.
         """
+        return self.refusal(found, facing) is None
+
+    def refusal(self, found: _Measure, facing: float = 1.0) -> str | None:
+        """The test of `passes` that `found` fails (None if it passes it)."""
         if found.spread > self.max_spread:
-            return False
+            return "not uniform"
         contrast = found.border_contrast
         if contrast >= MIN_BORDER_CONTRAST_FRACTION * self.contrast_quartile:
-            return True
+            return None
         slant = min(1.0, facing / CLEAR_FACING)
         if contrast < MIN_CLEAR_CONTRAST_FRACTION * slant * self.contrast_quartile:
-            return False
+            return "not set off from its border"
         if not self.unlike_body(found.inner_lab):
-            return False
+            return "like the bare body"
         if facing < CLEAR_FACING:
-            return True
+            return None
         gaps = np.linalg.norm(self.chromaticities - chromaticity(found.inner_lab), axis=1)
-        return bool(gaps.min() <= MAX_CHROMATICITY_GAP)
+        return None if gaps.min() <= MAX_CHROMATICITY_GAP else "a colour no placed sticker shows"
 
     def bare_body(self, found: _Measure) -> bool:
         """Uniform, grey (chroma below NEUTRAL_CHROMA) and like the bare body (not
@@ -529,6 +534,127 @@ class Projection:
 CLEAR_FACING = 0.3
 
 
+@dataclass(frozen=True, eq=False)
+class _Scene:
+    """The fit rendered over the puzzle's part of the image: what `project_facelets` samples."""
+
+    render_axis: int
+    excluded: set[int]  # facelets the rendering cannot place (`_unrenderable_facelets`)
+    origin: FloatArray  # the crop's top left corner in the image
+    crop: NDArray[np.uint8]
+    index: NDArray[np.int32]  # the rendering's index image over the crop (`_render`)
+    cells: FloatArray
+    facing: FloatArray
+    measured: NDArray[np.bool_]
+    tight: list[bool]  # per part of the rendered axis (`_tight_parts`)
+    placed: set[int]  # facelets a detection was placed on
+
+
+def _scene(
+    image: NDArray[np.uint8],
+    detected: tuple[Facelet, ...],
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    placed_elsewhere: frozenset[tuple[int, int]],
+) -> _Scene | None:
+    """The rendering `project_facelets` samples from, or None if the fit cannot be rendered."""
+    if not fit.found or fit.active_axis < 0:
+        return None
+    # The fit's active axis is rendered with its parts' angles, the others in line. If a layer
+    # of another axis was not measured (it may stand askew), that axis is rendered instead, its
+    # unmeasured layer swept over a turning step, provided every other layer was measured in line.
+    rendering = next(
+        (
+            (axis, excluded)
+            for axis in (fit.active_axis, *range(len(model.axes)))
+            if (excluded := _unrenderable_facelets(fit, model, axis)) is not None
+        ),
+        None,
+    )
+    if rendering is None:
+        return None
+    render_axis, excluded = rendering
+    height, width = image.shape[:2]
+    rotation = rotation_matrix(fit.rvec)
+    body = model.facelet_corners.reshape(-1, 3) @ rotation.T + fit.tvec
+    if np.any(body[:, 2] <= 1e-3):
+        return None
+    extent = _pixels(body, intrinsics)
+    margin = 0.2 * model.sticker_size / model.radius * float(np.ptp(extent[:, 0]))
+    x0 = int(np.clip(np.floor(extent[:, 0].min() - margin), 0, width - 1))
+    y0 = int(np.clip(np.floor(extent[:, 1].min() - margin), 0, height - 1))
+    x1 = int(np.clip(np.ceil(extent[:, 0].max() + margin) + 1, x0 + 1, width))
+    y1 = int(np.clip(np.ceil(extent[:, 1].max() + margin) + 1, y0 + 1, height))
+    origin = np.array([x0, y0], dtype=np.float64)
+    shape = (y1 - y0, x1 - x0)
+    try:
+        index, cells, facing, measured = _render(fit, model, intrinsics, origin, shape, render_axis)
+    except ValueError:
+        return None
+    crop = np.ascontiguousarray(image[y0:y1, x0:x1])
+    placed = {int(fit.assignment[d]) for d in np.nonzero(fit.assignment >= 0)[0]}
+    tight = _tight_parts(detected, fit, model, cells, render_axis)
+    for axis_index, part in placed_elsewhere:
+        if axis_index == render_axis:
+            tight[part] = True
+    return _Scene(
+        render_axis, excluded, origin, crop, index, cells, facing, measured, tight, placed
+    )
+
+
+def _not_a_candidate(
+    scene: _Scene, model: PuzzleModel, facelet: int, missing: tuple[int, ...]
+) -> str | None:
+    """Why `project_facelets` does not sample `facelet` at all (None: it is a candidate)."""
+    if facelet in scene.placed:
+        return "a sticker was placed on it"
+    if facelet in missing:
+        return "its sticker is off"
+    if facelet in scene.excluded:
+        return "on a free tip the rendering cannot place"
+    if not scene.measured[facelet]:
+        return "on a part whose angle was not measured"
+    if not scene.tight[int(model.axes[scene.render_axis].facelet_part[facelet])]:
+        return "on a part whose stickers do not sit where the fit puts them"
+    if scene.facing[facelet] < MIN_FACING:
+        return "facing the camera less than MIN_FACING"
+    return None
+
+
+def _sticker_look(
+    scene: _Scene, detected: tuple[Facelet, ...], fit: GeometryFit
+) -> StickerLook | None:
+    """What a sticker looks like here: the placed stickers, measured the same way (squarely
+    facing and grazing ones alike, as the candidates are); None if too few to tell."""
+    placed_detections = np.nonzero(fit.assignment >= 0)[0]
+    spreads = [detected[d].spread for d in placed_detections]
+    contrasts = []
+    borders = []
+    insides = []
+    for detection in placed_detections:
+        facelet = int(fit.assignment[detection])
+        found = (
+            _measure(scene.crop, scene.index, facelet, scene.cells[facelet] - scene.origin)
+            if scene.measured[facelet]
+            else None
+        )
+        if found is not None:
+            contrasts.append(found.border_contrast)
+            borders.append(found.border_lab)
+            insides.append(found.inner_lab)
+    if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
+        return None
+    body = np.median(np.asarray(borders), axis=0)
+    return StickerLook(
+        MAX_SPREAD_FACTOR * median(spreads) + SPREAD_SLACK,
+        float(np.percentile(contrasts, 25)),
+        body,
+        chromaticity(np.asarray(insides)),
+        float(np.median(ciede2000(np.asarray(insides), body))),
+    )
+
+
 def project_facelets(
     image: NDArray[np.uint8],
     detected: tuple[Facelet, ...],
@@ -544,96 +670,31 @@ def project_facelets(
     `placed_elsewhere`: (axis, part) whose angle the other views measured (`second_look`):
     sampled without stickers of their own to show the fit is tight there."""
     nothing = Projection((), frozenset())
-    if not fit.found or fit.active_axis < 0:
+    scene = _scene(image, detected, fit, model, intrinsics, placed_elsewhere)
+    if scene is None:
         return nothing
-    # The fit's active axis is rendered with its parts' angles, the others in line. If a layer
-    # of another axis was not measured (it may stand askew), that axis is rendered instead, its
-    # unmeasured layer swept over a turning step, provided every other layer was measured in line.
-    rendering = next(
-        (
-            (axis, excluded)
-            for axis in (fit.active_axis, *range(len(model.axes)))
-            if (excluded := _unrenderable_facelets(fit, model, axis)) is not None
-        ),
-        None,
-    )
-    if rendering is None:
-        return nothing
-    render_axis, excluded = rendering
-    height, width = image.shape[:2]
-    rotation = rotation_matrix(fit.rvec)
-    body = model.facelet_corners.reshape(-1, 3) @ rotation.T + fit.tvec
-    if np.any(body[:, 2] <= 1e-3):
-        return nothing
-    extent = _pixels(body, intrinsics)
-    margin = 0.2 * model.sticker_size / model.radius * float(np.ptp(extent[:, 0]))
-    x0 = int(np.clip(np.floor(extent[:, 0].min() - margin), 0, width - 1))
-    y0 = int(np.clip(np.floor(extent[:, 1].min() - margin), 0, height - 1))
-    x1 = int(np.clip(np.ceil(extent[:, 0].max() + margin) + 1, x0 + 1, width))
-    y1 = int(np.clip(np.ceil(extent[:, 1].max() + margin) + 1, y0 + 1, height))
-    origin = np.array([x0, y0], dtype=np.float64)
-    shape = (y1 - y0, x1 - x0)
-    try:
-        index, cells, facing, measured = _render(fit, model, intrinsics, origin, shape, render_axis)
-    except ValueError:
-        return nothing
-    crop = np.ascontiguousarray(image[y0:y1, x0:x1])
-
-    placed_detections = np.nonzero(fit.assignment >= 0)[0]
-    placed = {int(fit.assignment[d]) for d in placed_detections}
-    tight = _tight_parts(detected, fit, model, cells, render_axis)
-    for axis_index, part in placed_elsewhere:
-        if axis_index == render_axis:
-            tight[part] = True
-    parts = model.axes[render_axis].facelet_part
     candidates = [
         facelet
         for facelet in range(model.facelet_count)
-        if facelet not in placed
-        and facelet not in missing
-        and facelet not in excluded
-        and measured[facelet]
-        and tight[int(parts[facelet])]
-        and facing[facelet] >= MIN_FACING
+        if _not_a_candidate(scene, model, facelet, missing) is None
     ]
     if not candidates:
         return nothing
-    # What a sticker looks like here: the placed stickers, measured the same way (squarely
-    # facing and grazing ones alike, as the candidates are).
-    spreads = [detected[d].spread for d in placed_detections]
-    contrasts = []
-    borders = []
-    insides = []
-    for detection in placed_detections:
-        facelet = int(fit.assignment[detection])
-        found = (
-            _measure(crop, index, facelet, cells[facelet] - origin) if measured[facelet] else None
-        )
-        if found is not None:
-            contrasts.append(found.border_contrast)
-            borders.append(found.border_lab)
-            insides.append(found.inner_lab)
-    if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
+    look = _sticker_look(scene, detected, fit)
+    if look is None:
         return nothing  # no idea what a sticker looks like here: sample nothing
-    body = np.median(np.asarray(borders), axis=0)
-    look = StickerLook(
-        MAX_SPREAD_FACTOR * median(spreads) + SPREAD_SLACK,
-        float(np.percentile(contrasts, 25)),
-        body,
-        chromaticity(np.asarray(insides)),
-        float(np.median(ciede2000(np.asarray(insides), body))),
-    )
 
     result = []
     refused = set()
     bare = set()
     for facelet in candidates:
-        cell = cells[facelet]
-        found = _measure(crop, index, facelet, cell - origin, MIN_OWN_FRACTION)
+        cell = scene.cells[facelet]
+        facing = float(scene.facing[facelet])
+        found = _measure(scene.crop, scene.index, facelet, cell - scene.origin, MIN_OWN_FRACTION)
         if found is None:
             continue
-        if not look.passes(found, float(facing[facelet])):
-            if facing[facelet] >= CLEAR_FACING:
+        if not look.passes(found, facing):
+            if facing >= CLEAR_FACING:
                 refused.add(facelet)
             if look.bare_body(found):
                 bare.add(facelet)
@@ -644,9 +705,9 @@ def project_facelets(
             mean_bgr=found.mean_bgr,
             spread=found.spread,
             pixel_count=found.pixels,
-            confidence=float(min(1.0, fraction) * facing[facelet]),
+            confidence=float(min(1.0, fraction) * facing),
         )
-        result.append(ProjectedFacelet(facelet, sample, float(facing[facelet]), fraction))
+        result.append(ProjectedFacelet(facelet, sample, facing, fraction))
     logger.debug(
         "projected %d facelet samples (spread <= %.1f, contrast quartile %.1f)",
         len(result),
@@ -654,3 +715,43 @@ def project_facelets(
         look.contrast_quartile,
     )
     return Projection(tuple(result), frozenset(refused), frozenset(bare))
+
+
+def unsampled_reasons(
+    image: NDArray[np.uint8],
+    detected: tuple[Facelet, ...],
+    fit: GeometryFit,
+    model: PuzzleModel,
+    intrinsics: Intrinsics,
+    missing: tuple[int, ...] = (),
+    placed_elsewhere: frozenset[tuple[int, int]] = frozenset(),
+) -> dict[int, str]:
+    """Per model facelet (fit frame) that neither a detection was placed on nor
+    `project_facelets` samples: which of its tests kept it out. A diagnostic (see
+    `evaluate --why-unread`): what to look at when a facelet in view goes unread."""
+    scene = _scene(image, detected, fit, model, intrinsics, placed_elsewhere)
+    if scene is None:
+        why = "the fit cannot be rendered (a layer of another axis turned or unmeasured)"
+        placed = {int(a) for a in fit.assignment if a >= 0}
+        return {f: why for f in range(model.facelet_count) if f not in placed}
+    look = _sticker_look(scene, detected, fit)
+    reasons: dict[int, str] = {}
+    for facelet in range(model.facelet_count):
+        if facelet in scene.placed:
+            continue
+        reason = _not_a_candidate(scene, model, facelet, missing)
+        if reason is None and look is None:
+            reason = "too few placed stickers to tell what one looks like here"
+        if reason is None:
+            cell = scene.cells[facelet] - scene.origin
+            found = _measure(scene.crop, scene.index, facelet, cell)
+            if found is None:
+                reason = "too small or too thin to sample"
+            elif found.own_fraction < MIN_OWN_FRACTION:
+                reason = "mostly under a nearer piece"
+            else:
+                refusal = look.refusal(found, float(scene.facing[facelet])) if look else None
+                reason = None if refusal is None else f"refused as a sticker: {refusal}"
+        if reason is not None:
+            reasons[facelet] = reason
+    return reasons

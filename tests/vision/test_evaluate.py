@@ -155,3 +155,33 @@ def test_the_unread_facelets_are_seeable_ones_the_reading_left_unseen(
     assert len(rows["c0002"]["unread"]) < len(seeable_facelets(_truth(corpus_dir, "c0002")))
     assert rows["c0001"]["review_because"]  # a review says why
     assert rows["c0002"]["review_because"] == []
+
+
+def test_why_unread_names_the_test_a_dim_face_failed(corpus_dir: Path) -> None:
+    # c0087 cam0 sees the sky face (truth 27-33 in view, facing 0.15-0.17) so dim that its
+    # cells are refused as the bare body between stickers (docs/vision.md "Session 28").
+    import cv2
+    import numpy as np
+
+    from judgecam.vision.evaluate import intrinsics_from_truth, score_capture, why_unread
+    from judgecam.vision.model import puzzle_model
+    from judgecam.vision.pipeline import analyse_view, judge_views
+
+    truth = _truth(corpus_dir, "c0087")
+    model = puzzle_model(truth["puzzle"])
+    images = [cv2.imread(str(corpus_dir / view["image"])) for view in truth["views"]]
+    views = [
+        analyse_view(image, model, intrinsics_from_truth(view), view["image"])
+        for image, view in zip(images, truth["views"], strict=True)
+    ]
+    poses = [np.asarray(view["world_from_camera"], dtype=np.float64) for view in truth["views"]]
+    result = judge_views(views, truth["puzzle"], None, None, poses)
+    score = score_capture(result, truth, model)
+    reasons = why_unread(result, truth, images, model, score.unread)
+    in_cam0 = {index: why for name, index, why in reasons if name == "c0087_cam0.jpg"}
+    assert set(range(27, 34)) <= set(in_cam0)
+    assert {in_cam0[index] for index in range(27, 34)} == {
+        "refused as a sticker: like the bare body"
+    }
+    # A facelet read in some view is not unread, so it is not explained either.
+    assert all(index in score.unread for _, index, _ in reasons)

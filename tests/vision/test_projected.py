@@ -36,6 +36,7 @@ from judgecam.vision.projected import (
     _unrenderable_facelets,
     chromaticity,
     project_facelets,
+    unsampled_reasons,
 )
 from judgecam.vision.synthetic import (
     DEFAULT_SCHEME_BGR,
@@ -65,6 +66,28 @@ def turned_slice() -> tuple[SyntheticView, np.ndarray, ViewResult]:
     result = analyse_view(view.image, model, _camera(), "turned")
     assert result.found and result.fit is not None
     return view, colors, result
+
+
+def test_every_facelet_is_placed_sampled_or_given_a_reason_it_is_not(turned_slice) -> None:
+    view, _, result = turned_slice
+    assert result.fit is not None and result.segmentation is not None
+    model = puzzle_model("333")
+    fit = result.fit
+    placed = np.nonzero(fit.assignment >= 0)[0]
+    assignment = fit.assignment.copy()
+    assignment[placed[::3]] = -1  # stickers stage 2 "missed"
+    partial = replace(fit, assignment=assignment)
+    facelets = result.segmentation.facelets
+    sampled = {
+        s.facelet for s in project_facelets(view.image, facelets, partial, model, _camera()).samples
+    }
+    reasons = unsampled_reasons(view.image, facelets, partial, model, _camera())
+    on_cells = {int(a) for a in assignment if a >= 0}
+    assert sampled and not sampled & set(reasons) and not on_cells & (sampled | set(reasons))
+    assert on_cells | sampled | set(reasons) == set(range(model.facelet_count))
+    # The faces turned away from this camera are not candidates, and say so.
+    away = [f for f, why in reasons.items() if "MIN_FACING" in why]
+    assert len(away) >= 18  # three faces of nine, at the least
 
 
 def _true_facelet(view: SyntheticView, center: np.ndarray, sticker_px: float) -> int | None:
@@ -216,6 +239,12 @@ def test_a_sample_passes_as_a_sticker_by_contrast_or_by_looking_like_a_sticker_h
     assert not look.passes(_measured((10.0, 1.0, -1.0), 12.0))  # the body, a lighter gap round it
     assert not look.passes(_measured(red, 8.0))  # its border is the same colour: covered
     assert not look.passes(_measured(red, 25.0, spread=9.0))  # not uniform
+    # `refusal` names the test failed (what `evaluate --why-unread` reports).
+    assert look.refusal(_measured(red, 12.0)) is None
+    assert look.refusal(_measured(skin, 12.0)) == "a colour no placed sticker shows"
+    assert look.refusal(_measured((10.0, 1.0, -1.0), 12.0)) == "like the bare body"
+    assert look.refusal(_measured(red, 8.0)) == "not set off from its border"
+    assert look.refusal(_measured(red, 25.0, spread=9.0)) == "not uniform"
 
 
 def test_a_faint_cell_seen_at_a_slant_passes_by_a_contrast_scaled_with_its_facing() -> None:
