@@ -18,6 +18,7 @@ import copy
 import dataclasses
 import json
 import logging
+import re
 import sys
 import time
 from collections import Counter
@@ -324,7 +325,10 @@ def why_unread(
     from judgecam.vision.projected import unsampled_reasons
 
     found: list[tuple[str, int, str]] = []
-    for view, view_truth, image in zip(result.views, truth["views"], images, strict=True):
+    permutations = result.fusion.permutations if result.fusion is not None else ()
+    for number, (view, view_truth, image) in enumerate(
+        zip(result.views, truth["views"], images, strict=True)
+    ):
         readable = seeable_facelets({**truth, "views": [view_truth]}, MIN_FACING)
         wanted = [index for index in unread if index in readable]
         if not wanted:
@@ -332,8 +336,18 @@ def why_unread(
         name = str(view_truth["image"])
         fit, segmentation = view.fit, view.segmentation
         own = _alignment([(view, view_truth, np.arange(model.facelet_count))], model)
-        if not view.found or fit is None or segmentation is None or own is None:
-            why = f"view left out: {(*view.problems, 'no fit')[0]}"
+        used = number < len(permutations) and permutations[number] is not None
+        if not used or fit is None or segmentation is None or own is None:
+            # The pipeline says why it left a view out as "IMAGE: why; view left out".
+            said = next(
+                (
+                    r.removeprefix(f"{view.name}: ")
+                    for r in result.reasons
+                    if r.startswith(view.name)
+                ),
+                (*view.problems, "not put together with the other views")[0],
+            )
+            why = f"view left out: {said.removesuffix('; view left out')}"
             found.extend((name, index, why) for index in wanted)
             continue
         permutation = own[1]  # the view's facelet -> the truth's
@@ -668,12 +682,13 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
 
 def _tally_why(scores: list[CaptureScore]) -> dict[str, int]:
     """How often each reason of `why_unread` stands in the reviews of answerable captures,
-    per (view, facelet), most frequent first."""
+    per (view, facelet), most frequent first (numbers in a reason counted as one, N)."""
     counts: dict[str, int] = {}
     for s in scores:
         if s.verdict == "review" and s.truth != "review":
             for _, _, why in s.unread_why:
-                counts[why] = counts.get(why, 0) + 1
+                kind = re.sub(r"\d+", "N", why)
+                counts[kind] = counts.get(kind, 0) + 1
     return dict(sorted(counts.items(), key=lambda item: -item[1]))
 
 
