@@ -339,11 +339,12 @@ def why_unread(
         used = number < len(permutations) and permutations[number] is not None
         if not used or fit is None or segmentation is None or own is None:
             # The pipeline says why it left a view out as "IMAGE: why; view left out".
+            prefix = f"{view.name}: "
             said = next(
                 (
-                    r.removeprefix(f"{view.name}: ")
+                    r.removeprefix(prefix)
                     for r in result.reasons
-                    if r.startswith(view.name)
+                    if r.startswith(prefix) and r.endswith("view left out")
                 ),
                 (*view.problems, "not put together with the other views")[0],
             )
