@@ -731,7 +731,11 @@ def unsampled_reasons(
     `evaluate --why-unread`): what to look at when a facelet in view goes unread."""
     scene = _scene(image, detected, fit, model, intrinsics, placed_elsewhere)
     if scene is None:
-        why = "the fit cannot be rendered (a layer of another axis turned or unmeasured)"
+        # `_scene`'s reasons; a fit not found never reaches here from `evaluate.why_unread`.
+        why = (
+            "the fit cannot be rendered (a layer of another axis turned or unmeasured, "
+            "or part of the puzzle behind the camera)"
+        )
         placed = {int(a) for a in fit.assignment if a >= 0}
         return {f: why for f in range(model.facelet_count) if f not in placed}
     look = _sticker_look(scene, detected, fit)
