@@ -41,6 +41,16 @@ CAMERA_MODELS: dict[str, CameraModel] = {
 }
 
 
+def at_resolution(model: CameraModel, factor: float) -> CameraModel:
+    """The same camera (field of view, optics) in an output mode `factor` times as wide and
+    high, as a Pi camera's other sensor modes or another USB camera setting give."""
+    if factor == 1.0:
+        return model
+    width, height = round(model.width * factor), round(model.height * factor)
+    family = model.name.rsplit("-", 1)[0]
+    return CameraModel(f"{family}-{width}x{height}", width, height, model.focal_px * factor)
+
+
 @dataclass(frozen=True)
 class Camera:
     """One placed camera: intrinsics K, OpenCV distortion and world-from-camera pose."""

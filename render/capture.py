@@ -27,6 +27,7 @@ from judgecam.puzzle.verdict import judge
 from judgecam.render.camera import (
     CAMERA_MODELS,
     Camera,
+    at_resolution,
     make_camera,
     spherical_eye,
 )
@@ -74,6 +75,9 @@ class CapturePlan:
     clutter: tuple[str, ...] = ()
     logo: bool = False
     missing: int = 0
+    #: Every camera at this multiple of its model's resolution, the scene otherwise unchanged
+    #: (`camera.at_resolution`; blur and chromatic aberration in pixels scale along).
+    resolution_scale: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -259,17 +263,23 @@ def _rotation_between(a: NDArray[np.float64], b: NDArray[np.float64]) -> NDArray
 
 
 def place_cameras(
-    rig: str, target: NDArray[np.float64], size_mm: float, rng: np.random.Generator
+    rig: str,
+    target: NDArray[np.float64],
+    size_mm: float,
+    rng: np.random.Generator,
+    resolution_scale: float = 1.0,
 ) -> list[Camera]:
     """Cameras as a judge station places them: `rig2` = two cameras at roughly opposite upper
     corners 20-40 cm away at 30-50 degrees elevation; `rig3` = three such cameras about 120
     degrees apart (no face of the puzzle is edge-on to all of them, whatever its yaw); `top` =
-    one camera above; `oblique` = one camera from the side."""
+    one camera above; `oblique` = one camera from the side. `resolution_scale` gives each
+    camera another output mode of its model (`at_resolution`) without changing where it is."""
     scale = max(1.0, size_mm / 57.0) ** 0.5
     models = list(CAMERA_MODELS.values())
     cams: list[Camera] = []
     if rig in ("rig2", "rig3"):
         model = models[int(rng.choice(4, p=[0.75, 0.1, 0.05, 0.1]))]
+        mode = at_resolution(model, resolution_scale)
         az0 = float(rng.uniform(0, 360))
         apart = 180.0 if rig == "rig2" else 120.0
         azimuths = [az0] + [
@@ -281,17 +291,19 @@ def place_cameras(
             dist = float(rng.uniform(0.75, 1.25)) * base * scale
             eye = spherical_eye(target, dist, az, float(rng.uniform(30, 50)))
             aim = target + rng.normal(0, 4.0, 3)
-            cams.append(make_camera(f"cam{i}", model, eye, aim, rng, float(rng.normal(0, 3))))
+            cams.append(make_camera(f"cam{i}", mode, eye, aim, rng, float(rng.normal(0, 3))))
     elif rig == "top":
         model = models[int(rng.choice(4, p=[0.5, 0.2, 0.1, 0.2]))]
+        mode = at_resolution(model, resolution_scale)
         dist = float(rng.uniform(170, 280)) * scale * (1.6 if model.focal_px > 1500 else 1.0)
         eye = spherical_eye(target, dist, float(rng.uniform(0, 360)), float(rng.uniform(80, 89.5)))
-        cams.append(make_camera("top", model, eye, target, rng, float(rng.uniform(0, 360))))
+        cams.append(make_camera("top", mode, eye, target, rng, float(rng.uniform(0, 360))))
     elif rig == "oblique":
         model = models[int(rng.choice(4, p=[0.5, 0.2, 0.1, 0.2]))]
+        mode = at_resolution(model, resolution_scale)
         dist = float(rng.uniform(250, 420)) * scale * (1.4 if model.focal_px > 1500 else 1.0)
         eye = spherical_eye(target, dist, float(rng.uniform(0, 360)), float(rng.uniform(15, 65)))
-        cams.append(make_camera("oblique", model, eye, target, rng, float(rng.normal(0, 4))))
+        cams.append(make_camera("oblique", mode, eye, target, rng, float(rng.normal(0, 4))))
     else:
         raise ValueError(f"unknown rig {rig!r}; known: {', '.join(RIGS)}")
     return cams
@@ -413,7 +425,7 @@ def render_capture(plan: CapturePlan, renderer: Renderer, out_dir: Path) -> dict
         "table": table_kind,
     }
     truth["clutter"] = clutter_records
-    cameras = place_cameras(plan.rig, centre, size_mm, rng)
+    cameras = place_cameras(plan.rig, centre, size_mm, rng, plan.resolution_scale)
     truth["rig"] = plan.rig
     if rng.random() < 0.3:  # a window or lamp where the top face mirrors it into camera 0
         top = centre + np.array([0.0, 0.0, size_mm / 2])
@@ -431,7 +443,10 @@ def render_capture(plan: CapturePlan, renderer: Renderer, out_dir: Path) -> dict
         light_record["condition"] == "dim",
         posed_puzzle,
     )
-    views = [_render_view(plan.capture_id, cam, station, renderer, rng, out_dir) for cam in cameras]
+    views = [
+        _render_view(plan.capture_id, cam, station, renderer, rng, out_dir, plan.resolution_scale)
+        for cam in cameras
+    ]
     truth["views"] = views
     truth["tags"] = _tags(plan, truth)
     # compact: the truth files are read by programs and the corpus has a size budget
@@ -515,8 +530,11 @@ def _render_view(
     renderer: Renderer,
     rng: np.random.Generator,
     out_dir: Path,
+    resolution_scale: float = 1.0,
 ) -> dict[str, Any]:
-    """Photograph the station with one camera; return the view's ground truth."""
+    """Photograph the station with one camera; return the view's ground truth. Blur and
+    chromatic aberration are drawn in pixels of the model's own mode and scaled to the
+    camera's (`resolution_scale`): the same optics at another resolution."""
     from judgecam.render.color import blackbody_rgb
 
     maps = lens_maps(cam)
@@ -526,6 +544,13 @@ def _render_view(
     if bad:
         logger.warning("%s %s: %d non-finite pixels from the shader", capture_id, cam.name, bad)
     sensor = sample_sensor_look(rng, dim=station.dim)
+    if resolution_scale != 1.0:
+        sensor = dataclasses.replace(
+            sensor,
+            defocus_sigma_px=sensor.defocus_sigma_px * resolution_scale,
+            motion_blur_px=sensor.motion_blur_px * resolution_scale,
+            chromatic_px=sensor.chromatic_px * resolution_scale,
+        )
     bgr = camera_pipeline(linear, blackbody_rgb(station.key_kelvin), sensor, rng)
     image_name = f"{capture_id}_{cam.name}.jpg"
     (out_dir / image_name).write_bytes(encode_jpeg(bgr, sensor.jpeg_quality))

@@ -13,6 +13,10 @@ logger = logging.getLogger(__name__)
 
 #: The camera rigs of `render.capture.RIGS` (named here to keep this module's imports light).
 RIG_CHOICES = ("rig2", "rig3", "top", "oblique")
+#: `--resolution-scale` bounds: a quarter of 1280x720 is stickers a few pixels wide; four
+#: times is more than any Pi camera mode the station would analyse.
+MIN_RESOLUTION_SCALE = 0.25
+MAX_RESOLUTION_SCALE = 4.0
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -34,6 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--hands",
         action="store_true",
         help="a hand over or beside the puzzle in every capture (an occlusion stress test)",
+    )
+    corpus.add_argument(
+        "--resolution-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="every camera in an output mode F times as wide and high (0.5: 640x360 for a "
+        "1280x720 camera), the scenes unchanged: the same captures at another resolution",
     )
     corpus.set_defaults(func=run_corpus)
 
@@ -63,8 +75,19 @@ def run_corpus(args: argparse.Namespace) -> int:
 
     if args.count < 1 or args.jobs < 1:
         raise UsageError("--count and --jobs must be at least 1")
+    if not MIN_RESOLUTION_SCALE <= args.resolution_scale <= MAX_RESOLUTION_SCALE:
+        raise UsageError(
+            f"--resolution-scale must be between {MIN_RESOLUTION_SCALE} and {MAX_RESOLUTION_SCALE}"
+        )
     manifest = render_corpus(
-        args.seed, args.out, args.count, args.jobs, print_progress, args.rig, args.hands
+        args.seed,
+        args.out,
+        args.count,
+        args.jobs,
+        print_progress,
+        args.rig,
+        args.hands,
+        args.resolution_scale,
     )
     sys.stderr.write("\n")
     print(f"wrote {manifest['count']} captures and {args.out / 'manifest.json'}")

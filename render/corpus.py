@@ -162,12 +162,17 @@ def _with_hand(clutter: tuple[str, ...]) -> tuple[str, ...]:
 
 
 def plan_corpus(
-    seed: int, count: int, rig: str | None = None, hands: bool = False
+    seed: int,
+    count: int,
+    rig: str | None = None,
+    hands: bool = False,
+    resolution_scale: float = 1.0,
 ) -> list[CapturePlan]:
     """`count` capture plans from `seed` (deterministic; the i-th plan depends on seed and i
     only, so a larger corpus starts with the same captures as a smaller one). `rig` puts every
-    capture in front of that camera rig instead of the planned mix, and `hands` a hand over or
-    beside the puzzle in every capture (an occlusion stress test); the rest of each plan is
+    capture in front of that camera rig instead of the planned mix, `hands` a hand over or
+    beside the puzzle in every capture (an occlusion stress test), and `resolution_scale`
+    every camera in an output mode that many times as wide and high; the rest of each plan is
     unchanged, so such sets can be compared on the same puzzles."""
     plans = []
     for index in range(count):
@@ -178,7 +183,16 @@ def plan_corpus(
         if index % 45 == 44:  # a few empty mats: the judge must say "review"
             clutter = ("timer",) if rng.random() < 0.5 else ()
             clutter = _with_hand(clutter) if hands else clutter
-            plans.append(CapturePlan(capture_id, cseed, "none", rig=rig or "rig2", clutter=clutter))
+            plans.append(
+                CapturePlan(
+                    capture_id,
+                    cseed,
+                    "none",
+                    rig=rig or "rig2",
+                    clutter=clutter,
+                    resolution_scale=resolution_scale,
+                )
+            )
             continue
         kind = rng.choice(["333", "333-stickerless", "222", "pyram"], p=[0.4, 0.15, 0.22, 0.23])
         puzzle = "333" if str(kind).startswith("333") else str(kind)
@@ -217,6 +231,7 @@ def plan_corpus(
                 clutter=clutter,
                 logo=bool(puzzle == "333" and rng.random() < 0.15),
                 missing=missing,
+                resolution_scale=resolution_scale,
             )
         )
     return plans
@@ -271,10 +286,11 @@ def render_corpus(
     progress: Callable[[str], None] | None = None,
     rig: str | None = None,
     hands: bool = False,
+    resolution_scale: float = 1.0,
 ) -> dict[str, Any]:
     """Render `count` planned captures into `out` and write the manifest; return it."""
     out.mkdir(parents=True, exist_ok=True)
-    plans = plan_corpus(seed, count, rig, hands)
+    plans = plan_corpus(seed, count, rig, hands, resolution_scale)
     if workers > 1:  # one llvmpipe thread per worker: the workers already share the cores
         os.environ.setdefault("LP_NUM_THREADS", "1")
     jobs = [(plan, str(out)) for plan in plans]

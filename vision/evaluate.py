@@ -480,6 +480,12 @@ def _capture_scheme(schemes: Path | None, truth: dict[str, Any]) -> ColorScheme 
     return None if path is None else load_scheme(path, str(truth["puzzle"]))
 
 
+#: `--scale` bounds: below a quarter a 1280x720 view's stickers are a few pixels wide; above
+#: four times the images would be larger than any camera mode the station uses.
+MIN_SCALE = 0.25
+MAX_SCALE = 4.0
+
+
 def in_larger_frame(
     image: NDArray[np.uint8], view: dict[str, Any], factor: float
 ) -> tuple[NDArray[np.uint8], dict[str, Any]]:
@@ -503,6 +509,38 @@ def in_larger_frame(
     return np.asarray(larger, np.uint8), moved
 
 
+def rescaled(
+    image: NDArray[np.uint8], view: dict[str, Any], factor: float
+) -> tuple[NDArray[np.uint8], dict[str, Any]]:
+    """A view resized by `factor` (area-averaged down, bilinear up), with its truth scaled
+    along (focal lengths, principal point, facelet pixels): the same scene seen by a camera of
+    another resolution, such as a 640x360 USB camera or a 1920x1080 mode (`--scale`)."""
+    height, width = image.shape[:2]
+    size = (max(1, round(width * factor)), max(1, round(height * factor)))
+    scale_x, scale_y = size[0] / width, size[1] / height
+    interpolation = cv2.INTER_AREA if factor < 1.0 else cv2.INTER_LINEAR
+    resized = cv2.resize(image, size, interpolation=interpolation)
+
+    def moved(x: float, y: float) -> list[float]:
+        # cv2.resize maps pixel centres: x' + 0.5 = (x + 0.5) * scale.
+        return [(x + 0.5) * scale_x - 0.5, (y + 0.5) * scale_y - 0.5]
+
+    scaled = copy.deepcopy(view)
+    scaled["image_size"] = [size[0], size[1]]
+    matrix = scaled["camera_matrix"]
+    matrix[0][0] *= scale_x
+    matrix[0][1] *= scale_x
+    matrix[1][1] *= scale_y
+    matrix[0][2], matrix[1][2] = moved(matrix[0][2], matrix[1][2])
+    for facelet in scaled["facelets"]:
+        facelet["center_px"] = moved(*facelet["center_px"])
+        if "polygon_px" in facelet:
+            facelet["polygon_px"] = [moved(x, y) for x, y in facelet["polygon_px"]]
+        if "pixels" in facelet:
+            facelet["pixels"] = facelet["pixels"] * scale_x * scale_y
+    return np.asarray(resized, np.uint8), scaled
+
+
 def evaluate(
     corpus: Path,
     limit: int | None = None,
@@ -514,13 +552,15 @@ def evaluate(
     perturb: str | None = None,
     rig_error: tuple[float, float] | None = None,
     diagnose: bool = False,
+    scale: float = 1.0,
 ) -> list[CaptureScore]:
     """Judge every capture of `corpus` and score it against its truth; `schemes` is a folder of
     calibrated schemes (`scheme_file`), None to resolve the colours from the images alone;
     `larger_frame` > 1 places every view in a larger frame (`in_larger_frame`); `perturb`
     changes every view first (`perturb.PERTURBATIONS`); `rig_error` (degrees, mm) moves every
     rig pose as a calibration that far off would (`perturb.miscalibrated`); `diagnose` says
-    why each unread facelet went unread (`why_unread`)."""
+    why each unread facelet went unread (`why_unread`); `scale` != 1 resizes every view first,
+    as a camera of another resolution would see it (`rescaled`)."""
     detector = None
     if learned:
         from judgecam.vision.detector_onnx import shared_detector
@@ -541,6 +581,9 @@ def evaluate(
             image: NDArray[np.uint8] = np.asarray(read, dtype=np.uint8)
             if perturb is not None:
                 image = perturbed(image, perturb, str(view["image"]))
+            if scale != 1.0:
+                image, truth["views"][index] = rescaled(image, view, scale)
+                view = truth["views"][index]
             if larger_frame > 1.0:
                 image, truth["views"][index] = in_larger_frame(image, view, larger_frame)
                 view = truth["views"][index]
@@ -758,7 +801,17 @@ def main(argv: list[str] | None = None) -> int:
         help="with --rig-poses: every camera pose turned DEG degrees and moved MM mm (random, "
         "seeded), as a rig calibrated that far off",
     )
+    parser.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="resize every view by F first (0.5: a 640x360 camera for 1280x720 views), the "
+        "truth scaled along: the same scene at another resolution",
+    )
     args = parser.parse_args(argv)
+    if not MIN_SCALE <= args.scale <= MAX_SCALE:
+        parser.error(f"--scale must be between {MIN_SCALE} and {MAX_SCALE}")
     if args.rig_error is not None and not args.rig_poses:
         parser.error("--rig-error needs --rig-poses")
     if args.larger_frame < 1.0:
@@ -779,6 +832,7 @@ def main(argv: list[str] | None = None) -> int:
         args.perturb,
         None if args.rig_error is None else (args.rig_error[0], args.rig_error[1]),
         args.why_unread,
+        args.scale,
     )
     summary = summarise(scores)
     if args.why_unread:

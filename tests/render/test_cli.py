@@ -34,6 +34,7 @@ from judgecam.render.cli import parse_turns
             "only one axis",
         ),
         (["render", "corpus", "--count", "0", "--out", "x"], "at least 1"),
+        (["render", "corpus", "--resolution-scale", "0", "--out", "x"], "between 0.25 and 4.0"),
     ],
 )
 def test_unusable_input_exits_2_with_one_line(argv, message, capsys, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +232,30 @@ def test_parts_snap_by_their_relative_angles(
     for i in range(len(angles) - 1):
         relative = (angles[i + 1] - angles[i] + 180.0) % 360.0 - 180.0
         assert steps[i + 1] - steps[i] == round(relative / step)
+
+
+def test_a_set_at_another_resolution_is_the_same_scenes_seen_finer() -> None:
+    """`render corpus --resolution-scale 1.5`: every camera in the same place, looking the same
+    way, with the same field of view, in a mode 1.5 times as wide and high."""
+    from judgecam.render.capture import place_cameras
+
+    plans = plan_corpus(5, 12)
+    finer = plan_corpus(5, 12, resolution_scale=1.5)
+    assert [p.resolution_scale for p in finer] == [1.5] * 12
+    assert [replace(p, resolution_scale=1.0) for p in finer] == plans
+    target = np.array([10.0, -5.0, 28.0])
+    for rig in ("rig2", "rig3", "top", "oblique"):
+        usual = place_cameras(rig, target, 57.0, np.random.default_rng(3))
+        scaled = place_cameras(rig, target, 57.0, np.random.default_rng(3), 1.5)
+        for camera, other in zip(usual, scaled, strict=True):
+            np.testing.assert_array_equal(camera.world_from_camera, other.world_from_camera)
+            np.testing.assert_array_equal(camera.dist_coeffs, other.dist_coeffs)
+            assert (other.width, other.height) == (
+                round(camera.width * 1.5),
+                round(camera.height * 1.5),
+            )
+            assert other.model.endswith(f"-{other.width}x{other.height}")
+            # The same field of view: focal length and image size scale together.
+            assert other.camera_matrix[0, 0] / other.width == pytest.approx(
+                camera.camera_matrix[0, 0] / camera.width, rel=1e-3
+            )

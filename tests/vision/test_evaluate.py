@@ -134,6 +134,50 @@ def test_a_view_in_a_larger_frame_keeps_its_pixels_and_truth(corpus_dir: Path) -
     assert view["camera_matrix"] != moved["camera_matrix"]  # the truth read is not changed
 
 
+def test_a_view_at_half_resolution_keeps_its_truth_on_its_pixels(corpus_dir: Path) -> None:
+    """`--scale 0.5`: the view resized and its truth scaled along, so that each facelet's truth
+    centre still lies on that facelet (the same colour there as at full size) and the scaled
+    camera matrix still projects the image centre's ray to the new image's centre."""
+    import cv2
+    import numpy as np
+
+    from judgecam.vision.evaluate import rescaled
+
+    truth = json.loads((corpus_dir / "c0000.json").read_text(encoding="utf-8"))
+    view = truth["views"][0]
+    image = cv2.imread(str(corpus_dir / view["image"]), cv2.IMREAD_COLOR)
+    height, width = image.shape[:2]
+    small, scaled = rescaled(image, view, 0.5)
+    assert small.shape == (height // 2, width // 2, 3)
+    assert scaled["image_size"] == [width // 2, height // 2]
+    matrix, original = np.asarray(scaled["camera_matrix"]), np.asarray(view["camera_matrix"])
+    assert matrix[0, 0] == original[0, 0] / 2 and matrix[1, 1] == original[1, 1] / 2
+    assert matrix[0, 2] == (original[0, 2] + 0.5) / 2 - 0.5
+    checked = 0
+    for before, after in zip(view["facelets"], scaled["facelets"], strict=True):
+        if before.get("visibility", 0.0) < 1.0 or before["pixels"] < 1000:
+            continue
+        x, y = (round(v) for v in before["center_px"])
+        u, v = (round(c) for c in after["center_px"])
+        full = image[y - 2 : y + 3, x - 2 : x + 3].reshape(-1, 3).mean(axis=0)
+        half = small[v - 1 : v + 2, u - 1 : u + 2].reshape(-1, 3).mean(axis=0)
+        assert np.abs(full - half).max() < 12, (before["index"], full, half)
+        assert after["pixels"] == before["pixels"] / 4
+        checked += 1
+    assert checked >= 6
+    assert view["camera_matrix"] != scaled["camera_matrix"]  # the truth read is not changed
+
+
+def test_a_scale_out_of_range_is_refused_before_judging(capsys) -> None:
+    """`--scale 0` would judge nothing sensible: refused with the range, exit 2."""
+    import pytest
+
+    with pytest.raises(SystemExit) as stop:
+        main(["tests/images", "--scale", "0"])
+    assert stop.value.code == 2
+    assert "--scale must be between 0.25 and 4.0" in capsys.readouterr().err
+
+
 def test_the_unread_facelets_are_seeable_ones_the_reading_left_unseen(
     corpus_dir: Path, tmp_path: Path
 ) -> None:
