@@ -201,7 +201,10 @@ def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
         )
 
     if UNKNOWN in labels or missing:
-        return _judge_unseen(spec, labels, measured, reasons)
+        verdict = _judge_unseen(spec, labels, measured, reasons)
+        if missing and UNKNOWN in labels and verdict.verdict in (SOLVED, PLUS_TWO):
+            return _damage_unconfirmed(verdict, labels.count(UNKNOWN))
+        return verdict
 
     outcome = _judge_coloring(spec, tuple(labels), measured)
     return Verdict(
@@ -211,6 +214,24 @@ def judge(spec: PuzzleSpec, observation: Observation) -> Verdict:
         _pair_verdicts(measured, outcome.move_count),
         unreachable=outcome.unreachable,
         review_because=outcome.reasons if outcome.verdict == REVIEW else (),
+    )
+
+
+def _damage_unconfirmed(verdict: Verdict, unseen: int) -> Verdict:
+    """`verdict` (solved or +2) with a facelet seen missing and `unseen` facelets unseen, sent
+    to a judge: the one part off that Art. 10.2 allows is used up, so one more off among the
+    unseen facelets (the face on the mat) would make it DNF, and no camera can tell."""
+    because = (
+        f"a sticker is off (Art. 10.2 allows one) and {unseen} facelet(s) are not seen: "
+        "one more off there would make it DNF; a judge checks the puzzle",
+    )
+    return Verdict(
+        REVIEW,
+        None,
+        (*verdict.reasons, *because),
+        verdict.pairs,
+        possible=tuple(sorted({verdict.verdict, DNF})),
+        review_because=because,
     )
 
 
@@ -260,7 +281,11 @@ def _judge_unseen(
         return Verdict(REVIEW, None, (*reasons, *because), no_pairs, review_because=because)
     first = outcomes[0]
     if len(candidates) == 1:
-        implied = f"{hidden}: the visible pieces imply {'them' if unseen else 'its colour'}"
+        implied = (
+            f"{hidden}: the visible pieces imply their colours (their stickers are taken to be on)"
+            if unseen
+            else f"{hidden}: the visible pieces imply its colour"
+        )
     else:
         implied = f"{hidden}: every legal filling gives the same verdict"
     move_count = first.move_count if len(candidates) == 1 else None

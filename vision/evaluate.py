@@ -311,6 +311,30 @@ def seeable_facelets(truth: dict[str, Any], min_facing: float | None = None) -> 
     return seeable
 
 
+def seeable_missing(
+    truth: dict[str, Any], missing: set[int], min_facing: float | None = None
+) -> set[int]:
+    """The facelets of `missing` (stickers off) whose bare cell some view shows: it faces that
+    camera (at least `min_facing`, if given) and the view sees another facelet of its face.
+    The renderer lists no facelet for a sticker that is off, so its cell is judged by its face."""
+    if not missing:
+        return set()
+    model = puzzle_model(str(truth["puzzle"]))
+    shown = set()
+    for view in truth["views"]:
+        facing = truth_facing(truth, view)
+        faces = {
+            str(facelet["face"])
+            for facelet in view["facelets"]
+            if facelet.get("visibility", 1.0) >= SEEABLE_VISIBILITY
+        }
+        for index in missing:
+            face = model.face_names[int(model.facelet_face[index])]
+            if face in faces and facing[index] > (min_facing or 0.0):
+                shown.add(index)
+    return shown
+
+
 def why_unread(
     result: CheckResult,
     truth: dict[str, Any],
@@ -390,8 +414,15 @@ def perfect_vision_verdict(
         return "review"
     seeable = seeable_facelets(truth, min_facing)
     missing = {int(index) for index in truth.get("missing_facelets", [])}
+    # A sticker off where no camera looks is as unknown as a colour there (session 31: the
+    # bound had counted two stickers off on the face on the mat as seen).
+    seen_off = seeable_missing(truth, missing, min_facing)
     labels = tuple(
-        MISSING if index in missing else color if index in seeable else UNKNOWN
+        MISSING
+        if index in seen_off
+        else UNKNOWN
+        if index in missing or index not in seeable
+        else color
         for index, color in enumerate(truth["state_colors"])
     )
     pairs = tuple(

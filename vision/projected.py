@@ -22,7 +22,7 @@ import functools
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -80,6 +80,15 @@ MIN_BODY_DELTA_E = 15.0
 #: like the body (corpus c0019 under `dark`: green stickers at L* 4.5, the body at 8), as
 #: `missing` also refuses to judge there.
 MIN_STICKER_BODY_DELTA_E = 30.0
+#: ... or, in any view, one that is uniform, grey and at most this fraction of the luminance of
+#: the darkest sticker placed on its own face there (at least MIN_FACE_STICKERS of them): a
+#: sticker under its face's light is never so much darker than its face-mates unless it is a
+#: dark colour, and dark colours are not grey. The body median of the gate above fails in dim
+#: views of small stickers, where the border bands take the stickers' colour (a rig3 render
+#: of corpus c0195: two stickers off in plain sight at L* 8 and chroma 1, the face's pastel
+#: reds at L* 29-38, the bands' median L* 17 and red, stickers only 17.5 from it: read solved).
+MAX_BARE_LUMINANCE_RATIO = 0.25
+MIN_FACE_STICKERS = 2
 MAX_CHROMATICITY_GAP = 0.15
 #: Fewest detected stickers that say what a sticker looks like in this view.
 MIN_REFERENCE_STICKERS = 3
@@ -363,6 +372,9 @@ class StickerLook:
     #: Median CIEDE2000 of the placed stickers' insides from body_lab: how plainly a sticker
     #: and the bare body differ in this view (`bare_body`).
     sticker_body_delta_e: float = float("inf")
+    #: Per model face with MIN_FACE_STICKERS placed stickers or more: the lowest luminance
+    #: (relative Y) of their insides (`bare_body`).
+    darkest_on_face: dict[int, float] = field(default_factory=dict)
 
     def passes(self, found: _Measure, facing: float = 1.0) -> bool:
         """Uniform enough, and set off from its border; or less so, but unlike the bare body
@@ -399,24 +411,34 @@ class StickerLook:
         gaps = np.linalg.norm(self.chromaticities - chromaticity(found.inner_lab), axis=1)
         return None if gaps.min() <= MAX_CHROMATICITY_GAP else "a colour no placed sticker shows"
 
-    def bare_body(self, found: _Measure) -> bool:
+    def bare_body(self, found: _Measure, face: int | None = None) -> bool:
         """Uniform, grey (chroma below NEUTRAL_CHROMA) and like the bare body (not
         `unlike_body`): what a cell that does not pass as a sticker shows where its sticker
         came off. Its border contrast says nothing here (the recess a sticker leaves is darker
         than the body around it, corpus c0087). Grey, because the body median is the bare
         plastic only on a stickered puzzle: a stickerless one's borders are its tiles' own
-        colours, and a shaded tile looks like them (c0142: yellow at chroma 30)."""
+        colours, and a shaded tile looks like them (c0142: yellow at chroma 30). Or, on `face`
+        (a model face index), uniform, grey and far darker than every sticker placed on that
+        face (MAX_BARE_LUMINANCE_RATIO), whatever the body median says."""
         lab = found.inner_lab
-        return (
-            self.sticker_body_delta_e >= MIN_STICKER_BODY_DELTA_E
-            and found.spread <= self.max_spread
-            and math.hypot(float(lab[1]), float(lab[2])) < NEUTRAL_CHROMA
-            and not self.unlike_body(lab)
-        )
+        if found.spread > self.max_spread or math.hypot(float(lab[1]), float(lab[2])) >= (
+            NEUTRAL_CHROMA
+        ):
+            return False
+        if self.sticker_body_delta_e >= MIN_STICKER_BODY_DELTA_E and not self.unlike_body(lab):
+            return True
+        darkest = self.darkest_on_face.get(face) if face is not None else None
+        return darkest is not None and _luminance(lab) <= MAX_BARE_LUMINANCE_RATIO * darkest
 
     def unlike_body(self, lab: FloatArray) -> bool:
         """Not the bare body: at least MIN_BODY_DELTA_E from it."""
         return float(ciede2000(lab, self.body_lab)) >= MIN_BODY_DELTA_E
+
+
+def _luminance(lab: FloatArray) -> float:
+    """Relative luminance Y (0..1) of a CIELAB colour (from L* alone)."""
+    f = (float(lab[0]) + 16.0) / 116.0
+    return f**3 if f > 6.0 / 29.0 else 3.0 * (6.0 / 29.0) ** 2 * (f - 4.0 / 29.0)
 
 
 def chromaticity(lab: FloatArray) -> FloatArray:
@@ -623,7 +645,7 @@ def _not_a_candidate(
 
 
 def _sticker_look(
-    scene: _Scene, detected: tuple[Facelet, ...], fit: GeometryFit
+    scene: _Scene, detected: tuple[Facelet, ...], fit: GeometryFit, model: PuzzleModel
 ) -> StickerLook | None:
     """What a sticker looks like here: the placed stickers, measured the same way (squarely
     facing and grazing ones alike, as the candidates are); None if too few to tell."""
@@ -632,6 +654,7 @@ def _sticker_look(
     contrasts = []
     borders = []
     insides = []
+    on_face: dict[int, list[float]] = {}
     for detection in placed_detections:
         facelet = int(fit.assignment[detection])
         found = (
@@ -643,6 +666,8 @@ def _sticker_look(
             contrasts.append(found.border_contrast)
             borders.append(found.border_lab)
             insides.append(found.inner_lab)
+            face = int(model.facelet_face[facelet])
+            on_face.setdefault(face, []).append(_luminance(found.inner_lab))
     if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
         return None
     body = np.median(np.asarray(borders), axis=0)
@@ -652,6 +677,7 @@ def _sticker_look(
         body,
         chromaticity(np.asarray(insides)),
         float(np.median(ciede2000(np.asarray(insides), body))),
+        {f: min(ys) for f, ys in on_face.items() if len(ys) >= MIN_FACE_STICKERS},
     )
 
 
@@ -680,7 +706,7 @@ def project_facelets(
     ]
     if not candidates:
         return nothing
-    look = _sticker_look(scene, detected, fit)
+    look = _sticker_look(scene, detected, fit, model)
     if look is None:
         return nothing  # no idea what a sticker looks like here: sample nothing
 
@@ -696,7 +722,7 @@ def project_facelets(
         if not look.passes(found, facing):
             if facing >= CLEAR_FACING:
                 refused.add(facelet)
-            if look.bare_body(found):
+            if look.bare_body(found, int(model.facelet_face[facelet])):
                 bare.add(facelet)
             continue
         fraction = found.own_fraction
@@ -738,7 +764,7 @@ def unsampled_reasons(
         )
         placed = {int(a) for a in fit.assignment if a >= 0}
         return {f: why for f in range(model.facelet_count) if f not in placed}
-    look = _sticker_look(scene, detected, fit)
+    look = _sticker_look(scene, detected, fit, model)
     reasons: dict[int, str] = {}
     for facelet in range(model.facelet_count):
         if facelet in scene.placed:

@@ -198,6 +198,23 @@ def test_one_missing_facelet_is_judged_as_the_right_colour() -> None:
     assert verdict_of(observe("pyram", missing=[0])).verdict == "solved"
 
 
+def test_a_sticker_off_with_facelets_unseen_is_a_judges_call() -> None:
+    """One sticker off is allowed, but then one more off among the facelets no camera sees (the
+    face on the mat) would be DNF: a solved or +2 reading cannot stand; a DNF can."""
+    result = verdict_of(observe("333", missing=[4], unknown=D_FACE))
+    assert result.verdict == "review"
+    assert result.possible == ("DNF", "solved")
+    assert (
+        "a sticker is off (Art. 10.2 allows one) and 9 facelet(s) are not seen"
+        in (result.review_because[0])
+    )
+    assert verdict_of(observe("333", "R", missing=[4], unknown=D_FACE)).verdict == "review"
+    assert verdict_of(observe("333", "R U", missing=[4], unknown=D_FACE)).verdict == "DNF"
+    unseen_only = verdict_of(observe("333", unknown=D_FACE))
+    assert unseen_only.verdict == "solved"
+    assert "their stickers are taken to be on" in unseen_only.reasons[-1]
+
+
 def test_two_missing_facelets_are_dnf() -> None:
     for missing in ([4, 13], [0, 1]):  # parts of two faces; two on one face
         result = verdict_of(observe("333", missing=missing))

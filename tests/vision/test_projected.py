@@ -247,6 +247,30 @@ def test_a_sample_passes_as_a_sticker_by_contrast_or_by_looking_like_a_sticker_h
     assert look.refusal(_measured(red, 25.0, spread=9.0)) == "not uniform"
 
 
+def test_a_grey_cell_far_darker_than_its_face_mates_is_bare_whatever_the_body_median() -> None:
+    """A dim view of small stickers (the rig3 render of corpus c0195, camera 1): the border
+    bands take the pastel reds' colour, so the body median is red and only 17.5 from the
+    stickers, and the view-wide test refuses to call anything bare. A grey cell at a quarter or
+    less of the luminance of the darkest sticker placed on its own face is bare all the same; a
+    shaded white, a dark colour, a patchy cell or one on a face with no placed stickers is not."""
+    red = np.array([(29.4, 25.3, 6.2), (38.4, 30.7, 8.3)])
+    look = StickerLook(
+        max_spread=4.6,
+        contrast_quartile=28.0,
+        body_lab=np.array([16.9, 12.6, 5.2]),
+        chromaticities=chromaticity(red),
+        sticker_body_delta_e=17.5,
+        darkest_on_face={3: float(((29.4 + 16.0) / 116.0) ** 3)},
+    )
+    bare = _measured((8.0, 0.1, -1.2), 5.5, spread=1.2)
+    assert look.bare_body(bare, 3)
+    assert not look.bare_body(bare, 2)  # no sticker placed on that face here
+    assert not look.bare_body(bare)
+    assert not look.bare_body(_measured((20.0, 0.5, 1.0), 5.5, spread=1.2), 3)  # half as bright
+    assert not look.bare_body(_measured((8.0, 6.0, -12.0), 5.5, spread=1.2), 3)  # a dark blue
+    assert not look.bare_body(_measured((8.0, 0.1, -1.2), 5.5, spread=6.0), 3)  # not uniform
+
+
 def test_a_faint_cell_seen_at_a_slant_passes_by_a_contrast_scaled_with_its_facing() -> None:
     """At a slant a cell's border band is foreshortened to a pixel or less and blurred into
     the sticker: the faint gate's contrast is scaled by facing / CLEAR_FACING, the colour gate
