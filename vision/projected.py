@@ -81,13 +81,16 @@ MIN_BODY_DELTA_E = 15.0
 #: `missing` also refuses to judge there.
 MIN_STICKER_BODY_DELTA_E = 30.0
 #: ... or, in any view, one that is uniform, grey and at most this fraction of the luminance of
-#: the darkest sticker placed on its own face there (at least MIN_FACE_STICKERS of them): a
-#: sticker under its face's light is never so much darker than its face-mates unless it is a
-#: dark colour, and dark colours are not grey. The body median of the gate above fails in dim
-#: views of small stickers, where the border bands take the stickers' colour (a rig3 render
-#: of corpus c0195: two stickers off in plain sight at L* 8 and chroma 1, the face's pastel
-#: reds at L* 29-38, the bands' median L* 17 and red, stickers only 17.5 from it: read solved).
-MAX_BARE_LUMINANCE_RATIO = 0.25
+#: the darkest sticker placed on its own face there (at least MIN_FACE_STICKERS of them). The
+#: only grey sticker of a scheme is its white (or lightest), 5-10 times as bright as its blue
+#: or red under one light, so under its face's light a grey cell at half the darkest sticker's
+#: luminance is no sticker unless a shadow takes 90 % of its light; a bare black body is 0.2-0.5
+#: of a blue. The body median of the gate above fails in dim views of small stickers, where the
+#: border bands take the stickers' colour: a rig3 render of corpus c0195 (two stickers off in
+#: plain sight at L* 8 and chroma 1, the face's pastel reds at L* 29-38, the bands' median L* 17
+#: and red, 17.5 from the stickers: read solved), and seed 6262 rig3 c0008 (a sticker off at L*
+#: 7.5 on a face whose darkest sticker is a blue at L* 18, luminance 0.33 of it: a DNF read +2).
+MAX_BARE_LUMINANCE_RATIO = 0.5
 MIN_FACE_STICKERS = 2
 MAX_CHROMATICITY_GAP = 0.15
 #: Fewest detected stickers that say what a sticker looks like in this view.

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import cv2
 import numpy as np
 import pytest
 
 from judgecam.vision.geometry import GeometryFit, PartAngle
 from judgecam.vision.model import puzzle_model
+from judgecam.vision.pipeline import CheckResult, check
 
 #: (puzzle, active axis, {(axis, part): degrees, or None for an unmeasured part}) -> a fit.
 FitWith = Callable[[str, int, dict[tuple[int, int], float | None]], GeometryFit]
@@ -46,3 +51,28 @@ def _fit_with(puzzle: str, active: int, angles: dict[tuple[int, int], float | No
 def fit_with() -> FitWith:
     """`_fit_with`: a fit with chosen part angles, for tests of what reads them."""
     return _fit_with
+
+
+#: (folder, capture id) -> (`check` on its views with their true intrinsics and rig poses, its
+#: truth).
+JudgeCapture = Callable[[Path, str], tuple[CheckResult, dict[str, Any]]]
+
+
+def _judge_capture(folder: Path, capture: str) -> tuple[CheckResult, dict[str, Any]]:
+    """`check` on one rendered capture in `folder`, as a calibrated station judges it."""
+    from judgecam.vision.evaluate import intrinsics_from_truth
+
+    truth = json.loads((folder / f"{capture}.json").read_text(encoding="utf-8"))
+    result = check(
+        [(view["image"], cv2.imread(str(folder / view["image"]))) for view in truth["views"]],
+        truth["puzzle"],
+        [intrinsics_from_truth(view) for view in truth["views"]],
+        world_from_camera=[np.asarray(view["world_from_camera"]) for view in truth["views"]],
+    )
+    return result, truth
+
+
+@pytest.fixture
+def judge_capture() -> JudgeCapture:
+    """`_judge_capture`: a rendered capture judged with its rig poses."""
+    return _judge_capture
