@@ -243,3 +243,20 @@ def test_why_unread_says_a_view_was_left_out_and_why(corpus_dir: Path) -> None:
     assert {why for _, _, why in reasons} == {
         "view left out: the puzzle fits loosely (corner error 17% of a sticker)"
     }
+
+
+def test_a_sticker_off_counts_for_the_bound_only_where_a_view_shows_its_cell(
+    corpus_dir: Path,
+) -> None:
+    """The renderer lists no facelet for a sticker that is off, so `seeable_missing` judges its
+    cell by its face: c0087's two stickers off (B and D) lie on faces its cameras see, c0103's
+    (D and F) on faces its one top camera does not. With neither seen, perfect vision cannot
+    know c0103 is a DNF by damage, and leaves it to a judge."""
+    from judgecam.vision.evaluate import seeable_missing
+
+    seen = _truth(corpus_dir, "c0087")
+    assert seeable_missing(seen, set(seen["missing_facelets"])) == {34, 52}
+    unseen = _truth(corpus_dir, "c0103")
+    assert unseen["verdict"] == "DNF" and sorted(unseen["missing_facelets"]) == [22, 31]
+    assert seeable_missing(unseen, set(unseen["missing_facelets"])) == set()
+    assert perfect_vision_verdict(unseen) == "review"
