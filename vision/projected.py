@@ -30,6 +30,7 @@ from numpy.typing import NDArray
 from scipy.spatial import HalfspaceIntersection
 
 from judgecam.vision.camera import Intrinsics, rotation_matrix
+from judgecam.vision.color_faces import luminance
 from judgecam.vision.colors import NEUTRAL_CHROMA
 from judgecam.vision.colorspace import ciede2000
 from judgecam.vision.geometry import GeometryFit
@@ -431,17 +432,11 @@ class StickerLook:
         if self.sticker_body_delta_e >= MIN_STICKER_BODY_DELTA_E and not self.unlike_body(lab):
             return True
         darkest = self.darkest_on_face.get(face) if face is not None else None
-        return darkest is not None and _luminance(lab) <= MAX_BARE_LUMINANCE_RATIO * darkest
+        return darkest is not None and float(luminance(lab)) <= MAX_BARE_LUMINANCE_RATIO * darkest
 
     def unlike_body(self, lab: FloatArray) -> bool:
         """Not the bare body: at least MIN_BODY_DELTA_E from it."""
         return float(ciede2000(lab, self.body_lab)) >= MIN_BODY_DELTA_E
-
-
-def _luminance(lab: FloatArray) -> float:
-    """Relative luminance Y (0..1) of a CIELAB colour (from L* alone)."""
-    f = (float(lab[0]) + 16.0) / 116.0
-    return f**3 if f > 6.0 / 29.0 else 3.0 * (6.0 / 29.0) ** 2 * (f - 4.0 / 29.0)
 
 
 def chromaticity(lab: FloatArray) -> FloatArray:
@@ -670,7 +665,7 @@ def _sticker_look(
             borders.append(found.border_lab)
             insides.append(found.inner_lab)
             face = int(model.facelet_face[facelet])
-            on_face.setdefault(face, []).append(_luminance(found.inner_lab))
+            on_face.setdefault(face, []).append(float(luminance(found.inner_lab)))
     if len(spreads) < MIN_REFERENCE_STICKERS or len(contrasts) < MIN_REFERENCE_STICKERS:
         return None
     body = np.median(np.asarray(borders), axis=0)
