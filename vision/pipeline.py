@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
 from judgecam.vision.bare_cells import bare_decides
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
-from judgecam.vision.color_model import LOW_CONFIDENCE_REASON
+from judgecam.vision.color_model import LOW_CONFIDENCE_REASON, ColorCluster
 from judgecam.vision.fuse import (
     Classifier,
     Fusion,
@@ -465,12 +465,30 @@ def _few_patches_fit(fit: GeometryFit) -> bool:
 
 
 #: Colour clusters closer than this (CIEDE2000) are not told apart reliably enough to judge on
-#: (regulation 8.2 wants every colour clearly distinguishable).
+#: (regulation 8.2 wants every colour clearly distinguishable) ...
 MIN_CLUSTER_SEPARATION = 10.0
+#: ... unless both are tight: their gap is at least this many times the sum of their spreads
+#: (RMS CIEDE2000 of their facelets from their means), and at least MIN_TIGHT_SEPARATION. A
+#: dim light closes every gap (a rig3 render of corpus c0162, a solved 2x2x2 at L* 16-22: red
+#: and orange 9.8 apart, spreads 0.2 and 0.1), but two tight clusters are still told apart:
+#: their midpoint lies four spreads from each. A facelet of the other colour read into a
+#: cluster (what a solved reading must not hide) moves the cluster's spread by about its gap
+#: divided by the square root of the count, which this margin does not allow.
+SPREADS_APART = 4.0
+MIN_TIGHT_SEPARATION = 5.0
+
+
+def _too_close(gap: float, first: ColorCluster, second: ColorCluster) -> bool:
+    """Whether two clusters `gap` apart (CIEDE2000) are too alike to tell apart."""
+    if gap >= MIN_CLUSTER_SEPARATION:
+        return False
+    tight = gap >= SPREADS_APART * (first.spread + second.spread)
+    return not (tight and gap >= MIN_TIGHT_SEPARATION)
 
 
 def _closest_colors(fusion: Fusion) -> str | None:
-    """A reason for review if two of the colours read are too alike to tell apart, or None."""
+    """A reason for review if two of the colours read are too alike to tell apart (the
+    closest pair of clusters, `_too_close`), or None."""
     from judgecam.vision.colorspace import ciede2000
 
     if fusion.colors is None or len(fusion.colors.clusters) < 2:
@@ -482,7 +500,7 @@ def _closest_colors(fusion: Fusion) -> str | None:
     gaps = ciede2000(labs[:, None, :], labs[None, :, :])
     np.fill_diagonal(gaps, np.inf)
     first, second = np.unravel_index(int(np.argmin(gaps)), gaps.shape)
-    if gaps[first, second] >= MIN_CLUSTER_SEPARATION:
+    if not _too_close(float(gaps[first, second]), clusters[first], clusters[second]):
         return None
     return (
         f"{clusters[first].name} and {clusters[second].name} look alike here (CIEDE2000 "

@@ -13,7 +13,7 @@ from judgecam.puzzle.observation import UNKNOWN, Observation, PairObservation
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.puzzle.verdict import judge
 from judgecam.vision.camera import Intrinsics
-from judgecam.vision.color_model import ColorClassification
+from judgecam.vision.color_model import ColorClassification, ColorCluster
 from judgecam.vision.color_naming import ARRANGEMENT_DOUBT
 from judgecam.vision.fuse import Fusion
 from judgecam.vision.model import puzzle_model
@@ -21,6 +21,7 @@ from judgecam.vision.pipeline import (
     CheckResult,
     _arrangement_doubt,
     _colors_otherwise_sound,
+    _too_close,
     _verdict_without,
     analyse_view,
     check,
@@ -761,3 +762,39 @@ def test_a_rig_judges_a_layer_turned_33_degrees_that_one_view_takes_for_the_body
         world_from_camera=poses,
     )
     assert result.verdict == "+2", result.reasons
+
+
+def _cluster(name: str, spread: float) -> ColorCluster:
+    return ColorCluster(name, None, None, (40.0, 30.0, 20.0), spread, 4, 5.0)
+
+
+def test_colours_under_ten_apart_are_told_apart_only_when_both_are_tight() -> None:
+    """Two colours 10 or more apart (CIEDE2000) are told apart; closer ones only when the gap
+    is at least four times the sum of their spreads, and never under 5."""
+    red, orange = _cluster("red", 0.2), _cluster("orange", 0.1)
+    assert not _too_close(12.0, _cluster("red", 6.0), _cluster("orange", 6.0))
+    assert not _too_close(9.8, red, orange)
+    # One orange read into a face of four reds, 9.8 away, moves red's spread to about 4.2.
+    assert _too_close(9.8, _cluster("red", 4.2), orange)
+    assert _too_close(9.8, _cluster("red", 1.3), _cluster("orange", 1.3))
+    assert _too_close(4.9, _cluster("red", 0.1), _cluster("orange", 0.1))
+
+
+def test_a_dim_solved_cube_with_red_and_orange_close_but_tight_is_judged(
+    repo_root: Path, judge_capture: Any
+) -> None:
+    """The corpus's c0162 plan on the three-camera rig (`tests/vision/data/seed2026-rig3-c0162`):
+    a solved 2x2x2 in a dim light, every sticker at L* 16-22 but yellow. Red and orange lie 9.8
+    apart, under the 10 that once sent any capture to a judge, but each is one face of four
+    stickers within 0.3 of their mean: the colours are told apart, and it is judged solved."""
+    from judgecam.vision.colorspace import ciede2000
+
+    folder = repo_root / "tests" / "vision" / "data" / "seed2026-rig3-c0162"
+    result, truth = judge_capture(folder, "c0162")
+    assert truth["verdict"] == "solved"
+    assert result.fusion is not None and result.fusion.colors is not None
+    colors = result.fusion.colors
+    red, orange = colors.cluster("red"), colors.cluster("orange")
+    assert float(ciede2000(red.lab, orange.lab)) < 10.0
+    assert red.count == orange.count == 4
+    assert result.verdict == "solved", result.reasons
