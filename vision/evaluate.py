@@ -345,8 +345,10 @@ def why_unread(
     """Why each view that shows an `unread` facelet (truth index) squarely enough to read
     (`seeable_facelets` at MIN_FACING) read nothing there: the view left out, or the test of
     `projected.project_facelets` it failed (`projected.unsampled_reasons`). A view placed by
-    the rig is asked without the angles it borrowed, so its parts may show as not tight."""
+    the rig is asked without the angles it borrowed, so its parts may show as not tight; a
+    view used is asked with the angles the second look borrowed for it (`borrowed_angles`)."""
     from judgecam.vision.projected import unsampled_reasons
+    from judgecam.vision.second_look import borrowed_angles
 
     found: list[tuple[str, int, str]] = []
     permutations = result.fusion.permutations if result.fusion is not None else ()
@@ -376,8 +378,17 @@ def why_unread(
             found.extend((name, index, why) for index in wanted)
             continue
         permutation = own[1]  # the view's facelet -> the truth's
+        # Asked as the second look asked it: with the angles it borrowed from the other views.
+        rotations = result.fusion.rotations if result.fusion is not None else ()
+        rotation = rotations[number] if number < len(rotations) else None
+        borrowed = (
+            None
+            if rotation is None or result.fusion is None
+            else borrowed_angles(model, fit, rotation, result.fusion.pairs)
+        )
+        asked, placed = borrowed if borrowed is not None else (fit, frozenset())
         reasons = unsampled_reasons(
-            image, segmentation.facelets, fit, model, view.intrinsics, view.missing
+            image, segmentation.facelets, asked, model, view.intrinsics, view.missing, placed
         )
         sampled = {projected.facelet for projected in view.projected}
         for facelet in range(model.facelet_count):

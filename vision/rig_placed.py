@@ -44,8 +44,9 @@ logger = logging.getLogger(__name__)
 FloatArray = NDArray[np.float64]
 
 #: A patch is taken for the sticker of the cell the carried pose puts nearest it when its centre
-#: lies within this fraction of a sticker of the cell's (`projected.MAX_PART_CENTER_ERROR` is the
-#: same bar for a part's stickers to vouch for the fit there).
+#: lies within this fraction of a sticker of the cell's (`projected.MAX_PART_CENTER_ERROR` was
+#: the same bar, 0.1, for a part's stickers to vouch for the fit there until session 32; a pose
+#: carried from another camera is weaker evidence, and this one is left at 0.1).
 MAX_CENTER_ERROR = 0.1
 #: With one other camera, its distance to the puzzle may be off by this fraction (PnP on one
 #: view: its size in the image) ...
