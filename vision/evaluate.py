@@ -351,7 +351,9 @@ def why_unread(
     from judgecam.vision.second_look import borrowed_angles
 
     found: list[tuple[str, int, str]] = []
-    permutations = result.fusion.permutations if result.fusion is not None else ()
+    fusion = result.fusion
+    permutations = fusion.permutations if fusion is not None else ()
+    rotations = fusion.rotations if fusion is not None else ()
     for number, (view, view_truth, image) in enumerate(
         zip(result.views, truth["views"], images, strict=True)
     ):
@@ -379,12 +381,11 @@ def why_unread(
             continue
         permutation = own[1]  # the view's facelet -> the truth's
         # Asked as the second look asked it: with the angles it borrowed from the other views.
-        rotations = result.fusion.rotations if result.fusion is not None else ()
         rotation = rotations[number] if number < len(rotations) else None
         borrowed = (
             None
-            if rotation is None or result.fusion is None
-            else borrowed_angles(model, fit, rotation, result.fusion.pairs)
+            if rotation is None or fusion is None
+            else borrowed_angles(model, fit, rotation, fusion.pairs)
         )
         asked, placed = borrowed if borrowed is not None else (fit, frozenset())
         reasons = unsampled_reasons(
@@ -769,13 +770,13 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
 def _tally_why(scores: list[CaptureScore]) -> dict[str, int]:
     """How often each reason of `why_unread` stands in the reviews of answerable captures,
     per (view, facelet), most frequent first (numbers in a reason counted as one, N)."""
-    counts: dict[str, int] = {}
-    for s in scores:
-        if s.verdict == "review" and s.truth != "review":
-            for _, _, why in s.unread_why:
-                kind = re.sub(r"\d+", "N", why)
-                counts[kind] = counts.get(kind, 0) + 1
-    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+    counts = Counter(
+        re.sub(r"\d+", "N", why)
+        for s in scores
+        if s.verdict == "review" and s.truth != "review"
+        for _, _, why in s.unread_why
+    )
+    return dict(counts.most_common())
 
 
 def main(argv: list[str] | None = None) -> int:
