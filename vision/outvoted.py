@@ -8,6 +8,12 @@ On the sets measured (four rig3 captures, five disagreements, seeds 8888 and 424
 1.5x) the two views that agreed were right every time and the odd one wrong, by 24 to 45
 degrees. The odd view is left out only when every disagreement names it, and the others agree
 among themselves on every pair it disagrees on; otherwise the capture stays a review.
+
+A view can also give itself away: one that measures two crossing cuts both askew
+(`puzzle.locking.contradiction`), which no intact puzzle shows, misfitted one of them. When
+the views it disagrees with measure the pair alike and each of them is free of such a
+contradiction, it is the odd one even with a single other view (rig3 c0068: camera 2 measured
+the R cut 23.1 degrees out while the U cut stood at -40.6, as camera 0 saw it, with R in line).
 """
 
 from __future__ import annotations
@@ -17,8 +23,16 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.fuse import MAX_VIEW_DISAGREEMENT_DEG, Fusion, ViewEvidence, _map_pair
-from judgecam.vision.geometry import _wrap
+from judgecam.puzzle.locking import PairAngle, contradiction
+from judgecam.puzzle.registry import get_puzzle
+from judgecam.vision.fuse import (
+    MAX_VIEW_DISAGREEMENT_DEG,
+    Fusion,
+    ViewEvidence,
+    _map_pair,
+    stated_uncertainty,
+)
+from judgecam.vision.geometry import GeometryFit, _wrap
 from judgecam.vision.model import PuzzleModel
 
 #: Fewest other views that must agree with one another against the odd one.
@@ -60,6 +74,43 @@ def _odd_one(values: dict[int, float], step: float) -> int | None:
     return None
 
 
+def self_contradicting(model: PuzzleModel, fit: GeometryFit) -> bool:
+    """Whether a view's own pair angles put two crossing cuts both askew (no intact puzzle
+    shows that: the view misfitted one of them)."""
+    spec = get_puzzle(model.name)
+    pairs = {(pair.axis, pair.parts): pair for pair in spec.pairs()}
+    measured = [
+        PairAngle(
+            pairs[(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])],
+            pair.angle_deg,
+            stated_uncertainty(pair.sigma_deg),
+        )
+        for pair in fit.pairs
+    ]
+    return contradiction(spec, measured) is not None
+
+
+def _given_away(values: dict[int, float], step: float, contradicting: set[int]) -> int | None:
+    """The one view measuring a pair that contradicts itself, when every other view measuring it
+    (at least one) does not, agrees with the others and is apart from it; or None."""
+    suspects = [index for index in values if index in contradicting]
+    if len(suspects) != 1:
+        return None
+    odd = suspects[0]
+    others = [value for index, value in values.items() if index != odd]
+    if not others:
+        return None
+    agree = all(
+        abs(_wrap(first - second, step)) <= MAX_VIEW_DISAGREEMENT_DEG
+        for first in others
+        for second in others
+    )
+    apart = all(
+        abs(_wrap(values[odd] - other, step)) > MAX_VIEW_DISAGREEMENT_DEG for other in others
+    )
+    return odd if agree and apart else None
+
+
 def outvoted_view(
     model: PuzzleModel, views: Sequence[ViewEvidence | None], fusion: Fusion
 ) -> tuple[int, str] | None:
@@ -69,19 +120,27 @@ def outvoted_view(
     if not disputed or not fusion.rotations:
         return None
     angles = _view_angles(model, views, fusion.rotations)
+    contradicting = {
+        index
+        for index, view in enumerate(views)
+        if view is not None and self_contradicting(model, view.fit)
+    }
     odd_views = set()
     details = []
     for pair in disputed:
         axis = next(a for a in model.axes if a.name == pair.axis)
         values = angles.get((pair.axis, pair.parts), {})
         odd = _odd_one(values, axis.step_deg)
+        given_away = odd is None
+        if given_away:
+            odd = _given_away(values, axis.step_deg, contradicting)
         if odd is None:
             return None
         odd_views.add(odd)
         others = ", ".join(f"{v:+.1f}" for i, v in sorted(values.items()) if i != odd)
         details.append(
             f"{pair.axis}{list(pair.parts)} {values[odd]:+.1f} degrees against the other "
-            f"views' {others}"
+            f"views' {others}" + (" (it also puts two crossing cuts askew)" if given_away else "")
         )
     if len(odd_views) != 1:
         return None

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
 
 from judgecam.vision.evaluate import intrinsics_from_truth
 from judgecam.vision.model import puzzle_model
-from judgecam.vision.outvoted import _odd_one
+from judgecam.vision.outvoted import _given_away, _odd_one, self_contradicting
 from judgecam.vision.pipeline import analyse_view, judge_views
 
 
@@ -52,3 +54,43 @@ def test_a_view_outvoted_by_two_that_agree_is_left_out(corpus_dir: Path) -> None
     assert outvoted[0].endswith("; view left out")
     assert not any("views disagree" in reason for reason in three.reasons), three.reasons
     assert three.fusion is not None and all(pair.consistent for pair in three.fusion.pairs)
+
+
+def test_a_view_that_contradicts_itself_gives_itself_away() -> None:
+    # Two views disagree on a pair; view 2 also puts two crossing cuts askew, view 0 does not.
+    assert _given_away({0: 0.1, 2: 23.1}, 90.0, {2}) == 2
+    # Neither contradicts itself: two views alone cannot say which is wrong.
+    assert _given_away({0: 0.1, 2: 23.1}, 90.0, set()) is None
+    # Both do: no telling.
+    assert _given_away({0: 0.1, 2: 23.1}, 90.0, {0, 2}) is None
+    # The others must agree among themselves and stand apart from it.
+    assert _given_away({0: 0.1, 1: 20.0, 2: 40.0}, 90.0, {2}) is None
+    assert _given_away({0: 0.1, 2: 4.0}, 90.0, {2}) is None
+
+
+def test_a_view_measuring_two_crossing_cuts_askew_is_left_out(
+    repo_root: Path, judge_capture: Callable[..., Any]
+) -> None:
+    """The corpus's c0068 plan on the three-camera rig (`tests/vision/data/seed2026-rig3-c0068`):
+    a DNF whose L layer stands 48.6 degrees out. Camera 2 measures it (-40.6) and also another
+    axis's cut 23.1 degrees out, which no intact puzzle shows; camera 0 measures that cut in line
+    (+0.1). Only two cameras measure the pair, so no majority can say which is wrong, and the
+    capture went to a judge. Camera 2 gave itself away: it is left out, and the DNF stands on
+    the other views, every facelet read with its true colour."""
+    from judgecam.vision.evaluate import score_capture
+
+    folder = repo_root / "tests" / "vision" / "data" / "seed2026-rig3-c0068"
+    result, truth = judge_capture(folder, "c0068")
+    assert truth["verdict"] == "DNF"
+    assert result.views[2].fit is not None and self_contradicting(
+        puzzle_model("333"), result.views[2].fit
+    )
+    assert result.views[0].fit is not None and not self_contradicting(
+        puzzle_model("333"), result.views[0].fit
+    )
+    left_out = [reason for reason in result.reasons if "outvoted" in reason]
+    assert len(left_out) == 1 and left_out[0].startswith("c0068_cam2.jpg: outvoted on")
+    assert "crossing cuts askew" in left_out[0]
+    score = score_capture(result, truth, puzzle_model(truth["puzzle"]))
+    assert score.colors_seen >= 20 and score.colors_right == score.colors_seen
+    assert result.verdict == "DNF", result.reasons
