@@ -33,6 +33,7 @@ from judgecam.vision.segment import Facelet
 
 if TYPE_CHECKING:
     from judgecam.calibration.scheme import ColorScheme
+    from judgecam.puzzle.locking import PairAngle as LockingAngle
     from judgecam.puzzle.observation import Observation
     from judgecam.puzzle.verdict import Verdict
     from judgecam.vision.color_model import ColorClassification
@@ -350,6 +351,22 @@ def _map_pair(
 TIP_PARTS = ("base", "layer", "tip")
 
 
+def locking_angles(model: PuzzleModel, fit: GeometryFit) -> list[LockingAngle]:
+    """A view's pair angles with their stated uncertainties, as `puzzle.locking` reads them."""
+    from judgecam.puzzle.locking import PairAngle
+    from judgecam.puzzle.registry import get_puzzle
+
+    pairs = {(p.axis, p.parts): p for p in get_puzzle(model.name).pairs()}
+    return [
+        PairAngle(
+            pairs[(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])],
+            pair.angle_deg,
+            stated_uncertainty(pair.sigma_deg),
+        )
+        for pair in fit.pairs
+    ]
+
+
 def held_layer_tip_pairs(
     model: PuzzleModel, fit: GeometryFit
 ) -> list[tuple[str, tuple[int, int], float, float]]:
@@ -361,7 +378,7 @@ def held_layer_tip_pairs(
     so the tip's pair is the tip's angle from the base, its uncertainty widened by the play.
     Without it the tip would be unmeasured, any angle, and the verdict a review.
     """
-    from judgecam.puzzle.locking import PLAY_DEG, PairAngle, holders
+    from judgecam.puzzle.locking import PLAY_DEG, holders
     from judgecam.puzzle.registry import get_puzzle
 
     if len(fit.part_angles) != len(model.axes) or not any(
@@ -370,14 +387,7 @@ def held_layer_tip_pairs(
         return []
     spec = get_puzzle(model.name)
     pairs = {(p.axis, p.parts): p for p in spec.pairs()}
-    seen = [
-        PairAngle(
-            pairs[(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])],
-            pair.angle_deg,
-            stated_uncertainty(pair.sigma_deg),
-        )
-        for pair in fit.pairs
-    ]
+    seen = locking_angles(model, fit)
     found = []
     for axis, angles in zip(model.axes, fit.part_angles, strict=True):
         if tuple(axis.part_names) != TIP_PARTS:

@@ -23,14 +23,14 @@ from collections.abc import Sequence
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.puzzle.locking import PairAngle, contradiction
+from judgecam.puzzle.locking import contradiction
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.vision.fuse import (
     MAX_VIEW_DISAGREEMENT_DEG,
     Fusion,
     ViewEvidence,
     _map_pair,
-    stated_uncertainty,
+    locking_angles,
 )
 from judgecam.vision.geometry import GeometryFit, _wrap
 from judgecam.vision.model import PuzzleModel
@@ -77,17 +77,7 @@ def _odd_one(values: dict[int, float], step: float) -> int | None:
 def self_contradicting(model: PuzzleModel, fit: GeometryFit) -> bool:
     """Whether a view's own pair angles put two crossing cuts both askew (no intact puzzle
     shows that: the view misfitted one of them)."""
-    spec = get_puzzle(model.name)
-    pairs = {(pair.axis, pair.parts): pair for pair in spec.pairs()}
-    measured = [
-        PairAngle(
-            pairs[(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])],
-            pair.angle_deg,
-            stated_uncertainty(pair.sigma_deg),
-        )
-        for pair in fit.pairs
-    ]
-    return contradiction(spec, measured) is not None
+    return contradiction(get_puzzle(model.name), locking_angles(model, fit)) is not None
 
 
 def _given_away(values: dict[int, float], step: float, contradicting: set[int]) -> int | None:
