@@ -1271,11 +1271,14 @@ def _judge(
         )
     start = time.perf_counter()
     fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
-    outvoted = outvoted_view(model, usable, fusion)
+    outvoted = outvoted_view(model, usable, fusion, [view.intrinsics for view in views])
+    left_out_as_odd = None
     if outvoted is not None:
-        # The other views agree on what this one measures differently: it read wrong.
+        # The other views agree on what this one measures differently, or it gave itself
+        # away: it read wrong.
         odd, why = outvoted
-        reasons.append(f"{views[odd].name}: {why}; view left out")
+        left_out_as_odd = f"{views[odd].name}: {why}; view left out"
+        reasons.append(left_out_as_odd)
         usable[odd] = None
         lost_view = True
         fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
@@ -1286,6 +1289,9 @@ def _judge(
         if again is not None:
             result = _judge(again, puzzle, scheme, classify, world_from_camera, look_again=False)
             result.timings_ms["fuse_and_judge"] += timings["fuse_and_judge"] + _ms(start)
+            if left_out_as_odd is not None and left_out_as_odd not in result.reasons:
+                # Why its own fit was set aside, before the rig placed it (if it did).
+                result = replace(result, reasons=(left_out_as_odd, *result.reasons))
             return result
     verdict = fusion.verdict
     reasons.extend(fusion.reasons)
