@@ -14,11 +14,6 @@ A view can also give itself away: one that measures two crossing cuts both askew
 the views it disagrees with measure the pair alike and each of them is free of such a
 contradiction, it is the odd one even with a single other view (rig3 c0068: camera 2 measured
 the R cut 23.1 degrees out while the U cut stood at -40.6, as camera 0 saw it, with R in line).
-So does one whose own stickers on the pair's two parts do not sit where its fit puts them
-(`projected.tight_parts_about`), against views whose stickers do (corpus c0201: camera 0 fitted
-a layer 43 degrees out at -4 on two stickers, one of them a cup's rim). On the corpus that
-rule set aside views on 3 captures (the right one each time, against the truth), and colours
-read right rose from 98.44 to 98.63 %: the misfit views had placed facelets on wrong cells.
 """
 
 from __future__ import annotations
@@ -30,7 +25,6 @@ from numpy.typing import NDArray
 
 from judgecam.puzzle.locking import contradiction
 from judgecam.puzzle.registry import get_puzzle
-from judgecam.vision.camera import Intrinsics
 from judgecam.vision.fuse import (
     MAX_VIEW_DISAGREEMENT_DEG,
     Fusion,
@@ -40,7 +34,6 @@ from judgecam.vision.fuse import (
 )
 from judgecam.vision.geometry import GeometryFit, _wrap
 from judgecam.vision.model import PuzzleModel
-from judgecam.vision.projected import tight_parts_about
 
 #: Fewest other views that must agree with one another against the odd one.
 MIN_AGREEING_VIEWS = 2
@@ -61,30 +54,6 @@ def _view_angles(
             key = _map_pair(model, rotation, pair.axis, parts)
             angles.setdefault(key, {})[index] = pair.angle_deg
     return angles
-
-
-def _loosely_measured(
-    model: PuzzleModel,
-    views: Sequence[ViewEvidence | None],
-    rotations: Sequence[NDArray[np.float64] | None],
-    intrinsics: Sequence[Intrinsics],
-    key: tuple[str, tuple[int, int]],
-) -> set[int]:
-    """The views measuring fused pair `key` whose own stickers on its two parts do not sit where
-    their fit puts them (`projected.tight_parts_about`): their angle rests on a misfit."""
-    loose = set()
-    for index, (view, rotation) in enumerate(zip(views, rotations, strict=False)):
-        if view is None or rotation is None:
-            continue
-        for pair in view.fit.pairs:
-            axis, parts = model.axis_and_parts(pair.axis, pair.parts)
-            if _map_pair(model, rotation, pair.axis, parts) != key:
-                continue
-            axis_index = model.axes.index(axis)
-            tight = tight_parts_about(view.facelets, view.fit, model, intrinsics[index], axis_index)
-            if not (tight[parts[0]] and tight[parts[1]]):
-                loose.add(index)
-    return loose
 
 
 def _odd_one(values: dict[int, float], step: float) -> int | None:
@@ -133,10 +102,7 @@ def _given_away(values: dict[int, float], step: float, contradicting: set[int]) 
 
 
 def outvoted_view(
-    model: PuzzleModel,
-    views: Sequence[ViewEvidence | None],
-    fusion: Fusion,
-    intrinsics: Sequence[Intrinsics] | None = None,
+    model: PuzzleModel, views: Sequence[ViewEvidence | None], fusion: Fusion
 ) -> tuple[int, str] | None:
     """The view to leave out, with why, when the other views outvote it on every pair the views
     disagree on; None when no pair is disagreed on or the disagreement has no single odd view."""
@@ -158,25 +124,13 @@ def outvoted_view(
         given_away = odd is None
         if given_away:
             odd = _given_away(values, axis.step_deg, contradicting)
-        misfit = odd is None and intrinsics is not None
-        if misfit and intrinsics is not None:
-            key = (pair.axis, pair.parts)
-            loose = _loosely_measured(model, views, fusion.rotations, intrinsics, key)
-            odd = _given_away(values, axis.step_deg, loose)
         if odd is None:
             return None
         odd_views.add(odd)
         others = ", ".join(f"{v:+.1f}" for i, v in sorted(values.items()) if i != odd)
         details.append(
             f"{pair.axis}{list(pair.parts)} {values[odd]:+.1f} degrees against the other "
-            f"views' {others}"
-            + (
-                " (its stickers there sit off its fit)"
-                if misfit
-                else " (it also puts two crossing cuts askew)"
-                if given_away
-                else ""
-            )
+            f"views' {others}" + (" (it also puts two crossing cuts askew)" if given_away else "")
         )
     if len(odd_views) != 1:
         return None

@@ -1271,7 +1271,7 @@ def _judge(
         )
     start = time.perf_counter()
     fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
-    outvoted = outvoted_view(model, usable, fusion, [view.intrinsics for view in views])
+    outvoted = outvoted_view(model, usable, fusion)
     left_out_as_odd = None
     if outvoted is not None:
         # The other views agree on what this one measures differently, or it gave itself

@@ -488,34 +488,6 @@ def _tight_parts(
     ]
 
 
-def tight_parts_about(
-    detected: tuple[Facelet, ...],
-    fit: GeometryFit,
-    model: PuzzleModel,
-    intrinsics: Intrinsics,
-    axis_index: int,
-) -> list[bool]:
-    """`_tight_parts` for any axis of a fit: each part turned by its measured angle, every other
-    axis in line (an unmeasured part is not tight). Without the rendering's occlusion: only
-    where the cells fall matters here."""
-    axis = model.axes[axis_index]
-    rotation = rotation_matrix(fit.rvec)
-    cells = np.zeros((model.facelet_count, model.facelet_corners.shape[1], 2))
-    measured = np.zeros(len(axis.part_names), dtype=bool)
-    for part, angle in enumerate(fit.part_angles[axis_index]):
-        if angle is None:
-            continue
-        measured[part] = True
-        members = np.nonzero(axis.facelet_part == part)[0]
-        turn = rotation @ rotation_about(axis.direction, angle.angle_deg)
-        corners = model.facelet_corners[members] @ turn.T + fit.tvec
-        if np.any(corners[..., 2] <= 1e-3):
-            return [False] * len(axis.part_names)
-        cells[members] = _pixels(corners, intrinsics)
-    tight = _tight_parts(detected, fit, model, cells, axis_index)
-    return [bool(t and m) for t, m in zip(tight, measured, strict=True)]
-
-
 def _single_piece_parts(model: PuzzleModel) -> list[list[bool]]:
     """Per axis and part: whether the part is one piece (a Pyraminx tip), which turns freely
     whatever the other axes do; parts of several pieces block every other axis when turned."""

@@ -14,7 +14,6 @@ from judgecam.vision.evaluate import intrinsics_from_truth
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.outvoted import _given_away, _odd_one, self_contradicting
 from judgecam.vision.pipeline import analyse_view, judge_views
-from judgecam.vision.projected import tight_parts_about
 
 
 def test_the_odd_view_is_the_one_all_others_agree_against() -> None:
@@ -48,10 +47,7 @@ def test_a_view_outvoted_by_two_that_agree_is_left_out(corpus_dir: Path) -> None
     ]
     poses = [np.asarray(truth["views"][i]["world_from_camera"]) for i in order]
     two = judge_views(views[:2], truth["puzzle"], world_from_camera=poses[:2])
-    # Two cameras alone: cam0 gives itself away, its turned layer's stickers off its fit.
-    loose = [reason for reason in two.reasons if "outvoted" in reason]
-    assert len(loose) == 1 and loose[0].startswith("c0201_cam0.jpg#0: outvoted on"), two.reasons
-    assert "sit off its fit" in loose[0]
+    assert any("views disagree" in reason for reason in two.reasons), two.reasons
     three = judge_views(views, truth["puzzle"], world_from_camera=poses)
     outvoted = [reason for reason in three.reasons if "outvoted" in reason]
     assert len(outvoted) == 1 and outvoted[0].startswith("c0201_cam0.jpg#0: outvoted on")
@@ -98,24 +94,3 @@ def test_a_view_measuring_two_crossing_cuts_askew_is_left_out(
     score = score_capture(result, truth, puzzle_model(truth["puzzle"]))
     assert score.colors_seen >= 20 and score.colors_right == score.colors_seen
     assert result.verdict == "DNF", result.reasons
-
-
-def test_a_layer_fitted_off_its_stickers_is_not_tight_about_its_axis(corpus_dir: Path) -> None:
-    """c0201 (a 2x2x2, its D layer 43.2 degrees out; a cup beside it): camera 0 fits the layer
-    at -4.0 degrees on two stickers, one of them the cup's rim, and the layer's stickers sit
-    off the cells it puts them in; camera 1 fits it at -43.8 with both parts tight."""
-    truth = json.loads((corpus_dir / "c0201.json").read_text(encoding="utf-8"))
-    model = puzzle_model(truth["puzzle"])
-    y = next(index for index, axis in enumerate(model.axes) if axis.name == "y")
-    tight = []
-    for view_truth in truth["views"]:
-        intrinsics = intrinsics_from_truth(view_truth)
-        view = analyse_view(
-            cv2.imread(str(corpus_dir / view_truth["image"])),
-            model,
-            intrinsics,
-            view_truth["image"],
-        )
-        assert view.fit is not None and view.segmentation is not None
-        tight.append(tight_parts_about(view.segmentation.facelets, view.fit, model, intrinsics, y))
-    assert tight == [[False, True], [True, True]]
