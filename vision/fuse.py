@@ -353,12 +353,12 @@ TIP_PARTS = ("base", "layer", "tip")
 
 def locking_angles(model: PuzzleModel, fit: GeometryFit) -> list[LockingAngle]:
     """A view's pair angles with their stated uncertainties, as `puzzle.locking` reads them."""
-    from judgecam.puzzle.locking import PairAngle
+    from judgecam.puzzle.locking import PairAngle as LockingAngle
     from judgecam.puzzle.registry import get_puzzle
 
     pairs = {(p.axis, p.parts): p for p in get_puzzle(model.name).pairs()}
     return [
-        PairAngle(
+        LockingAngle(
             pairs[(pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])],
             pair.angle_deg,
             stated_uncertainty(pair.sigma_deg),

@@ -1,4 +1,4 @@
-"""One camera of three or more that measures a pair unlike all the others agreeing: left out.
+"""A camera that measures a pair unlike the others, outvoted or giving itself away: left out.
 
 Two views measuring one pair differently read at least one of them wrong, and `pipeline._judge`
 sends such captures to a judge. With three or more cameras the others can say which: a fit that
@@ -81,8 +81,9 @@ def self_contradicting(model: PuzzleModel, fit: GeometryFit) -> bool:
 
 
 def _given_away(values: dict[int, float], step: float, contradicting: set[int]) -> int | None:
-    """The one view measuring a pair that contradicts itself, when every other view measuring it
-    (at least one) does not, agrees with the others and is apart from it; or None."""
+    """The one view measuring a pair whose own angles contradict each other (`contradicting`),
+    when every other view measuring the pair (at least one) is free of that, they agree with one
+    another, and it stands apart from them; or None."""
     suspects = [index for index in values if index in contradicting]
     if len(suspects) != 1:
         return None

@@ -618,13 +618,13 @@ def test_a_cell_half_under_a_turned_layer_is_read_when_half_its_sticker_shows(
     repo_root: Path, judge_capture: Callable[..., Any]
 ) -> None:
     """The corpus's c0102 plan on the three-camera rig (`tests/vision/data/seed2026-rig3-c0102`):
-    a solved 3x3x3 with a layer turned. Facelet 1 lies partly under the turned layer in cameras
-    0 and 1; the renderer shows 0.57 and 0.58 of its sticker. The pieces rendered here are
-    sharp-edged and gapless, so they hide more of a cell than the rounded pieces do: about 0.1
-    of a sticker on every partly hidden cell of this capture. At the old bar of 0.5 of our
-    rendering facelet 1 went unread in both views ("mostly under a nearer piece"), 12 facelets
-    were unseen and the capture went to a judge. Now it is read, every facelet read has its true
-    colour, and the verdict is solved."""
+    a solved 3x3x3, its middle slice turned 41 degrees. Facelet 1 lies partly under the turned
+    slice in cameras 0 and 1; the renderer shows 0.57 and 0.58 of its sticker. The pieces
+    rendered here are sharp-edged and gapless, so they hide more of a cell than the rounded
+    pieces do: about 0.1 of a sticker on every partly hidden cell of this capture. At the old
+    bar of 0.5 of our rendering facelet 1 went unread in both views ("mostly under a nearer
+    piece"), 12 facelets were unseen and the capture went to a judge. Now it is read, every
+    facelet read has its true colour, and the verdict is solved."""
     from judgecam.vision.evaluate import score_capture, truth_alignment
 
     folder = repo_root / "tests" / "vision" / "data" / "seed2026-rig3-c0102"
