@@ -59,19 +59,23 @@ def _view_angles(
 def _odd_one(values: dict[int, float], step: float) -> int | None:
     """The view whose angle differs from every other's by more than the views may disagree,
     while the others (at least MIN_AGREEING_VIEWS) agree among themselves; or None."""
-    for odd, angle in values.items():
+    for odd in values:
         others = [value for index, value in values.items() if index != odd]
-        if len(others) < MIN_AGREEING_VIEWS:
-            continue
-        agree = all(
-            abs(_wrap(first - second, step)) <= MAX_VIEW_DISAGREEMENT_DEG
-            for first in others
-            for second in others
-        )
-        apart = all(abs(_wrap(angle - other, step)) > MAX_VIEW_DISAGREEMENT_DEG for other in others)
-        if agree and apart:
+        if len(others) >= MIN_AGREEING_VIEWS and _apart_from_agreeing(values[odd], others, step):
             return odd
     return None
+
+
+def _apart_from_agreeing(angle: float, others: list[float], step: float) -> bool:
+    """Whether `others` (at least one) agree among themselves within the views' allowed
+    disagreement and `angle` lies further than that from every one of them."""
+    agree = all(
+        abs(_wrap(first - second, step)) <= MAX_VIEW_DISAGREEMENT_DEG
+        for first in others
+        for second in others
+    )
+    apart = all(abs(_wrap(angle - other, step)) > MAX_VIEW_DISAGREEMENT_DEG for other in others)
+    return bool(others) and agree and apart
 
 
 def self_contradicting(model: PuzzleModel, fit: GeometryFit) -> bool:
@@ -89,17 +93,7 @@ def _given_away(values: dict[int, float], step: float, contradicting: set[int]) 
         return None
     odd = suspects[0]
     others = [value for index, value in values.items() if index != odd]
-    if not others:
-        return None
-    agree = all(
-        abs(_wrap(first - second, step)) <= MAX_VIEW_DISAGREEMENT_DEG
-        for first in others
-        for second in others
-    )
-    apart = all(
-        abs(_wrap(values[odd] - other, step)) > MAX_VIEW_DISAGREEMENT_DEG for other in others
-    )
-    return odd if agree and apart else None
+    return odd if _apart_from_agreeing(values[odd], others, step) else None
 
 
 def outvoted_view(
