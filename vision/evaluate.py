@@ -680,6 +680,7 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         if s.truth in UNSOLVED and s.verdict in UNSOLVED and s.truth != s.verdict
     ]
     reviews = [s.capture for s in scores if s.verdict == "review"]
+    decided = [s for s in scores if s.verdict != "review"]
     misread = [s.capture for s in scores if s.verdict != "review" and s.reads_truth is False]
     errors = np.abs(np.concatenate([s.angle_errors for s in scores])) if scores else np.zeros(0)
     covered = [c for s in scores for c in s.covered]
@@ -755,6 +756,11 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         "facelet_color_accuracy": (
             sum(s.colors_right for s in scores) / max(1, sum(s.colors_seen for s in scores))
         ),
+        # What a judge relies on: the readings behind the verdicts given (reviews left out).
+        "facelet_color_accuracy_in_verdicts": (
+            sum(s.colors_right for s in decided) / max(1, sum(s.colors_seen for s in decided))
+        ),
+        "facelets_seen_in_verdicts": sum(s.colors_seen for s in decided),
         "facelet_color_names_right": (
             sum(s.colors_named_right for s in scores) / max(1, sum(s.colors_seen for s in scores))
         ),

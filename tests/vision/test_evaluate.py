@@ -8,10 +8,12 @@ from pathlib import Path
 
 from judgecam.vision.evaluate import (
     TARGET_ANGLE_DEG,
+    CaptureScore,
     main,
     perfect_vision_verdict,
     reads_truth,
     seeable_facelets,
+    summarise,
 )
 
 
@@ -260,3 +262,14 @@ def test_a_sticker_off_counts_for_the_bound_only_where_a_view_shows_its_cell(
     assert unseen["verdict"] == "DNF" and sorted(unseen["missing_facelets"]) == [22, 31]
     assert seeable_missing(unseen, set(unseen["missing_facelets"])) == set()
     assert perfect_vision_verdict(unseen) == "review"
+
+
+def test_colours_behind_the_verdicts_are_counted_apart_from_the_reviews() -> None:
+    # A judge relies on the readings behind the verdicts given; a review's misread colours
+    # cost accuracy overall but decide nothing.
+    decided = CaptureScore("c1", "333", "DNF", "DNF", (), colors_right=39, colors_seen=40)
+    reviewed = CaptureScore("c2", "333", "solved", "review", (), colors_right=30, colors_seen=40)
+    summary = summarise([decided, reviewed])
+    assert summary["facelet_color_accuracy"] == 69 / 80
+    assert summary["facelet_color_accuracy_in_verdicts"] == 39 / 40
+    assert summary["facelets_seen_in_verdicts"] == 40
