@@ -741,6 +741,7 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         "pairs_measured": int(errors.size),
         "angle_error_median_deg": float(np.median(errors)) if errors.size else None,
         "angle_error_p95_deg": float(np.percentile(errors, 95)) if errors.size else None,
+        "angle_error_by_puzzle": _angle_errors_by_puzzle(scores),
         "uncertainty_coverage": float(np.mean(covered)) if covered else None,
         "per_view_pairs_measured": int(view_errors.size),
         "per_view_angle_error_median_deg": float(np.median(view_errors))
@@ -770,6 +771,23 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
         ),
         "ms_per_view": {stage: value / max(1, views) for stage, value in sorted(stages.items())},
         "views": views,
+    }
+
+
+def _angle_errors_by_puzzle(scores: list[CaptureScore]) -> dict[str, dict[str, float]]:
+    """Fused pair angle errors per puzzle (pairs, median and 95th percentile in degrees): the
+    overall numbers mix the cubes with the Pyraminx, whose small triangles measure worse."""
+    grouped: dict[str, list[float]] = {}
+    for s in scores:
+        grouped.setdefault(s.puzzle, []).extend(abs(e) for e in s.angle_errors)
+    return {
+        puzzle: {
+            "pairs": len(errors),
+            "median_deg": float(np.median(errors)),
+            "p95_deg": float(np.percentile(errors, 95)),
+        }
+        for puzzle, errors in sorted(grouped.items())
+        if errors
     }
 
 

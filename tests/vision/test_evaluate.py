@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from judgecam.vision.evaluate import (
     TARGET_ANGLE_DEG,
     CaptureScore,
@@ -273,3 +275,13 @@ def test_colours_behind_the_verdicts_are_counted_apart_from_the_reviews() -> Non
     assert summary["facelet_color_accuracy"] == 69 / 80
     assert summary["facelet_color_accuracy_in_verdicts"] == 39 / 40
     assert summary["facelets_seen_in_verdicts"] == 40
+
+
+def test_angle_errors_are_also_given_per_puzzle() -> None:
+    cube = CaptureScore("c1", "333", "solved", "solved", (), angle_errors=[0.1, -0.3, 0.2])
+    pyraminx = CaptureScore("c2", "pyram", "+2", "+2", (), angle_errors=[-4.0, 2.0])
+    by_puzzle = summarise([cube, pyraminx])["angle_error_by_puzzle"]
+    assert by_puzzle["333"]["pairs"] == 3
+    assert by_puzzle["333"]["median_deg"] == pytest.approx(0.2)
+    assert by_puzzle["pyram"]["median_deg"] == pytest.approx(3.0)
+    assert by_puzzle["pyram"]["p95_deg"] == pytest.approx(3.9)
