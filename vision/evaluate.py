@@ -681,7 +681,7 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
     ]
     reviews = [s.capture for s in scores if s.verdict == "review"]
     decided = [s for s in scores if s.verdict != "review"]
-    misread = [s.capture for s in scores if s.verdict != "review" and s.reads_truth is False]
+    misread = [s.capture for s in decided if s.reads_truth is False]
     errors = np.abs(np.concatenate([s.angle_errors for s in scores])) if scores else np.zeros(0)
     covered = [c for s in scores for c in s.covered]
     view_errors = (
