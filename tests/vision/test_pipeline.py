@@ -450,8 +450,10 @@ def test_stickers_set_aside_on_unmeasured_parts_still_count_for_the_pose(
 ) -> None:
     """c0018 cam0 places 6 stickers (half the patches around it: a turned layer leaves the
     parts across it unmeasured and their stickers set aside), but its pose explains 92 % of
-    them: the view is used, every sticker placed right. c0135's top view is a wrong pose of a
-    Pyraminx (one of five stickers placed right) that explains 64 % that way: still left out."""
+    them: the view is used, every sticker placed right. c0135's top view of a Pyraminx explains
+    too few that way: still left out. (Until session 35 its pose was wrong, one of five stickers
+    placed right; with the triangles' outlines moved onto their edges it places its six right,
+    but the patches it explains stay under the bar, so a view this sparse is still not used.)"""
     from judgecam.vision import pipeline
     from judgecam.vision.evaluate import evaluate_view
 
@@ -467,7 +469,7 @@ def test_stickers_set_aside_on_unmeasured_parts_still_count_for_the_pose(
         assert score.placed >= 6 and score.placed_right == score.placed
     else:
         assert loose is not None and "sticker-like patches" in loose
-        assert score.placed_right < score.placed
+        assert view.fit.pose_inlier_fraction < pipeline.MIN_POSE_INLIERS
 
 
 def test_views_that_see_one_place_in_different_colours_go_to_a_judge(repo_root: Path) -> None:
@@ -498,21 +500,31 @@ def test_views_that_see_one_place_in_different_colours_go_to_a_judge(repo_root: 
     assert posed.verdict == "+2", posed.reasons
 
 
-def test_a_puzzle_stage_1_saw_a_corner_of_is_looked_at_whole(corpus_dir: Path) -> None:
-    """Corpus c0158 (a Pyraminx from a top camera): at half size stage 1 outlined a few
-    stickers near one edge, stage 2 looked 1.5 stickers around them and the fit was loose
-    (57 % of a sticker); the view was left out. A loose fit still says where the puzzle is:
-    stage 2 looks again over its whole silhouette, and that fit is used when it is tight."""
+@pytest.mark.parametrize(
+    ("capture", "image"), [("c0194", "c0194_top.jpg"), ("c0017", "c0017_cam0.jpg")]
+)
+def test_a_puzzle_stage_1_saw_a_corner_of_is_looked_at_whole(
+    corpus_dir: Path, capture: str, image: str
+) -> None:
+    """Stage 1 outlined part of a Pyraminx, stage 2 looked 1.5 stickers around it and the fit
+    was loose; the view was left out. A loose fit still says
+    where the puzzle is: stage 2 looks again over its whole silhouette, and that fit is used
+    when it is tight. (Until session 35 the case was c0158's top view; with the triangles'
+    outlines moved onto their edges its first fit changed and its second look no longer
+    helps, while c0194's top view and c0017's cam0, left out before, are now read this way.)"""
     from judgecam.vision.evaluate import evaluate_view
     from judgecam.vision.pipeline import _loose_fit
 
-    (view,), truth = _analysed_views(corpus_dir, "c0158")
+    views, truth = _analysed_views(corpus_dir, capture)
+    index = [view["image"] for view in truth["views"]].index(image)
+    view = views[index]
     assert view.fit is not None and view.segmentation is not None
     assert _loose_fit(view.fit, view.segmentation) is None
-    score = evaluate_view(view, truth["views"][0], truth, puzzle_model(truth["puzzle"]))
-    assert score.placed >= 15
+    score = evaluate_view(view, truth["views"][index], truth, puzzle_model(truth["puzzle"]))
+    assert score.placed >= 13
     assert score.placed_right == score.placed
-    assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 3.5
+    assert score.angle_errors and max(abs(error) for error in score.angle_errors) < 2.5
+    assert all(score.covered)
 
 
 def test_a_view_stage_1_finds_nothing_in_at_half_size_is_searched_at_full_size(
