@@ -100,10 +100,10 @@ def snap_to_edges(image: NDArray[np.uint8], outlines: list[FloatArray]) -> list[
     spacing = (inward + outward_reach) / (ACROSS_SAMPLES - 1)
     offset = -inward[..., None] + spacing[..., None] * at
     edge_points = along + offset[..., None] * normals[:, :, None]
-    moved = _moved_outlines(corners, edge_points, directions, lengths)
+    moved = _moved_outlines(corners, edge_points, midpoints, directions)
     return [
         moved[index] if keep else corners[index]
-        for index, keep in enumerate(_plausible(corners, moved, lengths))
+        for index, keep in enumerate(_plausible(corners, centres, moved, lengths))
     ]
 
 
@@ -171,13 +171,12 @@ def _edge_positions(departure: FloatArray) -> FloatArray:
 
 
 def _moved_outlines(
-    corners: FloatArray, edge_points: FloatArray, directions: FloatArray, lengths: FloatArray
+    corners: FloatArray, edge_points: FloatArray, midpoints: FloatArray, directions: FloatArray
 ) -> FloatArray:
     """Corners (P, K, 2) where the lines through each side's edge points cross; a side with
-    too few keeps its line, an outline where no side found its edge keeps its corners (NaN
-    where two lines are parallel)."""
+    too few keeps its own line (its midpoint, its direction), an outline where no side found
+    its edge keeps its corners (NaN where two lines are parallel)."""
     centre, direction, found = _side_lines(edge_points)
-    midpoints = corners + directions * lengths[..., None] / 2.0
     centre = np.where(found[..., None], centre, midpoints)
     direction = np.where(found[..., None], direction, directions)
     # Corner k is where side k - 1 meets side k.
@@ -224,7 +223,9 @@ def _side_lines(points: FloatArray) -> tuple[FloatArray, FloatArray, NDArray[np.
     return centre, direction, found
 
 
-def _plausible(corners: FloatArray, moved: FloatArray, lengths: FloatArray) -> NDArray[np.bool_]:
+def _plausible(
+    corners: FloatArray, centres: FloatArray, moved: FloatArray, lengths: FloatArray
+) -> NDArray[np.bool_]:
     """Per outline, whether its moved version (`_moved_outlines`) may replace it: it did
     move, no corner went further than MAX_CORNER_SHIFT of the longest side, the area stayed
     within AREA_RATIO_RANGE, it is convex the same way round and holds the old centre, and
@@ -243,7 +244,6 @@ def _plausible(corners: FloatArray, moved: FloatArray, lengths: FloatArray) -> N
         - edges[..., 1] * np.roll(edges, -1, axis=1)[..., 0]
     )
     convex = np.all(turns * np.sign(old_area)[:, None] > 0, axis=1)
-    centres = corners.mean(axis=1)
     inside = _inside(moved, centres, np.sign(old_area))  # (P outlines, P centres)
     own_centre = np.diagonal(inside)
     others = inside & ~np.eye(len(corners), dtype=bool)
