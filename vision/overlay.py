@@ -41,11 +41,22 @@ def _point(p: NDArray[np.float64]) -> tuple[int, int]:
     return round(float(p[0])), round(float(p[1]))
 
 
+#: What the overlay's Hershey font (ASCII only: it draws anything else as "?") writes instead.
+ASCII_FOR = {"±": "+-", "°": " deg", "—": "-", "–": "-", "×": "x", "…": "..."}
+
+
+def in_ascii(text: str) -> str:
+    """`text` as the overlay's font can draw it: "+56.3±4.5 degrees" read as "+56.3+-4.5
+    degrees", not "+56.3??4.5" (`ASCII_FOR`; any other non-ASCII character becomes "?")."""
+    spelled = "".join(ASCII_FOR.get(character, character) for character in text)
+    return spelled.encode("ascii", "replace").decode("ascii")
+
+
 def wrapped(text: str, width: int, scale: float, thickness: int) -> list[str]:
     """`text` broken at spaces into lines at most `width` pixels wide in the overlay's font (a
     word wider than that stays whole): a long reason is read to its end, not cut at the edge."""
     lines: list[str] = []
-    for word in text.split(" "):
+    for word in in_ascii(text).split(" "):
         longer = f"{lines[-1]} {word}" if lines else ""
         size, _ = cv2.getTextSize(longer, cv2.FONT_HERSHEY_SIMPLEX, scale, thickness + 2)
         if lines and size[0] <= width:

@@ -281,6 +281,18 @@ def test_a_long_remark_is_wrapped_to_the_overlay_not_cut_at_its_edge() -> None:
     ]
 
 
+def test_an_overlay_writes_what_its_font_cannot_draw_in_ascii() -> None:
+    # The Hershey font draws any non-ASCII character as "?": a review's cause read
+    # "+56.3??4.5 degrees" on a Pyraminx overlay (corpus c0153).
+    from judgecam.vision.overlay import wrapped
+
+    reason = "the B:layer|tip angle +56.3±4.5 degrees: it could be on either side of the limit"
+    assert " ".join(wrapped(reason, 2000, 0.6, 1)) == (
+        "the B:layer|tip angle +56.3+-4.5 degrees: it could be on either side of the limit"
+    )
+    assert wrapped("a 45° turn — café", 2000, 0.6, 1) == ["a 45 deg turn - caf?"]
+
+
 def test_overlay_names_each_pair_with_its_layers_and_limit(cube_image) -> None:
     """The overlay's angle list names layers as the reasons do (`y E|U`), not axis indices, and
     says where each angle stands against its limit (the fixture turns one layer 15 degrees; which
