@@ -61,6 +61,10 @@ class CaptureScore:
     colors_right: int = 0  # up to renaming the colours (custom schemes have other names)
     colors_named_right: int = 0
     colors_seen: int = 0
+    #: The seen facelets' colours against the truth's sticker at the pixels they were read at
+    #: (`colors_at_their_pixels`): colour reading alone, whatever slot a layer was snapped to.
+    colors_right_at_pixels: int = 0
+    colors_seen_at_pixels: int = 0
     assigned_right: int = 0
     assigned: int = 0
     view_placed_right: int = 0
@@ -140,22 +144,12 @@ def truth_alignment(
 def _alignment(
     views: list[tuple[ViewResult, dict[str, Any], NDArray[np.int64] | None]], model: PuzzleModel
 ) -> tuple[NDArray[np.float64], NDArray[np.int64], int, int] | None:
-    pairs: list[tuple[int, int]] = []
-    for view, view_truth, permutation in views:
-        if permutation is None or view.fit is None or view.segmentation is None:
-            continue
-        truth_facelets = [f for f in view_truth["facelets"] if f.get("visibility", 1.0) > 0.5]
-        if not truth_facelets:
-            continue
-        centers = np.array([f["center_px"] for f in truth_facelets], dtype=np.float64)
-        for detection, assigned in enumerate(view.fit.assignment):
-            if assigned < 0:
-                continue
-            facelet = view.segmentation.facelets[detection]
-            gaps = np.linalg.norm(centers - facelet.center_px, axis=1)
-            nearest = int(np.argmin(gaps))
-            if gaps[nearest] < 0.5 * facelet.size_px:
-                pairs.append((int(permutation[assigned]), int(truth_facelets[nearest]["index"])))
+    pairs = [
+        (int(permutation[assigned]), int(sticker["index"]))
+        for view, view_truth, permutation in views
+        if permutation is not None
+        for assigned, sticker in _placed_on_stickers(view, view_truth)
+    ]
     if not pairs:
         return None
     fused = np.array([p[0] for p in pairs])
@@ -204,6 +198,83 @@ def reads_truth(labels: Sequence[str], state_colors: Sequence[str], model: Puzzl
     return False
 
 
+def _stickers_under(
+    view_truth: dict[str, Any], centers: Sequence[NDArray[np.float64]], sizes: Sequence[float]
+) -> list[dict[str, Any] | None]:
+    """For each point (pixels) with its sticker size, the mostly unhidden rendered sticker whose
+    centre lies within half that size of it, or None."""
+    stickers = [f for f in view_truth["facelets"] if f.get("visibility", 1.0) > 0.5]
+    if not stickers:
+        return [None] * len(centers)
+    truth_centers = np.array([f["center_px"] for f in stickers], dtype=np.float64)
+    found: list[dict[str, Any] | None] = []
+    for center, size in zip(centers, sizes, strict=True):
+        gaps = np.linalg.norm(truth_centers - center, axis=1)
+        nearest = int(np.argmin(gaps))
+        found.append(stickers[nearest] if gaps[nearest] < 0.5 * size else None)
+    return found
+
+
+def _placed_on_stickers(
+    view: ViewResult, view_truth: dict[str, Any]
+) -> list[tuple[int, dict[str, Any]]]:
+    """(model facelet, the rendered sticker under it) for every detection the view's fit
+    placed on a sticker (`_stickers_under`)."""
+    if view.fit is None or view.segmentation is None:
+        return []
+    placed = [(d, int(a)) for d, a in enumerate(view.fit.assignment) if a >= 0]
+    facelets = [view.segmentation.facelets[d] for d, _ in placed]
+    under = _stickers_under(
+        view_truth, [f.center_px for f in facelets], [f.size_px for f in facelets]
+    )
+    return [(a, sticker) for (_, a), sticker in zip(placed, under, strict=True) if sticker]
+
+
+def _projected_on_stickers(
+    view: ViewResult, view_truth: dict[str, Any]
+) -> list[tuple[int, dict[str, Any]]]:
+    """(model facelet, the rendered sticker under it) for every cell the view sampled where its
+    fit projects it (`_stickers_under`)."""
+    samples = [p.sample for p in view.projected]
+    under = _stickers_under(
+        view_truth, [s.corners_px.mean(axis=0) for s in samples], [s.size_px for s in samples]
+    )
+    return [
+        (p.facelet, sticker) for p, sticker in zip(view.projected, under, strict=True) if sticker
+    ]
+
+
+def colors_at_their_pixels(result: CheckResult, truth: dict[str, Any]) -> list[tuple[str, str]]:
+    """(our colour, the truth's colour) of every fused facelet a view outlined a sticker on or
+    sampled where its fit projects the cell, the truth's being that of the rendered sticker
+    under the sample's centre (the most common one where the views' samples fell on different
+    stickers). Colours implied by the visible pieces, sampled nowhere, are not counted.
+
+    A layer turned about half a step (a cube's 45 degrees, a Pyraminx's 60) can be snapped
+    either way; snapped the other way from the truth's, its stickers' slots are a step off and
+    the slot-by-slot comparison (`colors_right`) counts their colours wrong although each was
+    read right. This comparison asks only whether the colour read is the sticker's.
+    """
+    if result.fusion is None:
+        return []
+    labels = result.fusion.observation.facelets
+    found: dict[int, list[str]] = {}
+    views = zip(result.views, truth["views"], result.fusion.permutations, strict=True)
+    for view, view_truth, permutation in views:
+        if permutation is None:
+            continue
+        for assigned, sticker in (
+            *_placed_on_stickers(view, view_truth),
+            *_projected_on_stickers(view, view_truth),
+        ):
+            target = int(permutation[assigned])
+            if labels[target] not in ("unknown", "missing"):
+                found.setdefault(target, []).append(str(sticker["color"]))
+    return [
+        (labels[index], Counter(colors).most_common(1)[0][0]) for index, colors in found.items()
+    ]
+
+
 def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel) -> CaptureScore:
     score = CaptureScore(
         capture=str(truth["id"]),
@@ -249,6 +320,9 @@ def score_capture(result: CheckResult, truth: dict[str, Any], model: PuzzleModel
     score.unread = tuple(index for index in score.unread if index not in read)
     score.colors_named_right = sum(label == expected for label, expected in seen)
     score.colors_right = _partition_agreement(seen)
+    at_pixels = colors_at_their_pixels(result, truth)
+    score.colors_seen_at_pixels = len(at_pixels)
+    score.colors_right_at_pixels = _partition_agreement(at_pixels)
     score.reads_truth = reads_truth(result.fusion.observation.facelets, colors, model)
     truth_pairs = {(p["axis"], tuple(p["parts"])): p for p in truth["pairs"]}
     for pair in result.fusion.pairs:
@@ -762,6 +836,12 @@ def summarise(scores: list[CaptureScore]) -> dict[str, Any]:
             sum(s.colors_right for s in decided) / max(1, sum(s.colors_seen for s in decided))
         ),
         "facelets_seen_in_verdicts": sum(s.colors_seen for s in decided),
+        # The colour read against the sticker at its pixels, whichever slot it was placed in.
+        "facelet_color_accuracy_at_pixels": (
+            sum(s.colors_right_at_pixels for s in scores)
+            / max(1, sum(s.colors_seen_at_pixels for s in scores))
+        ),
+        "facelets_seen_at_pixels": sum(s.colors_seen_at_pixels for s in scores),
         "facelet_color_names_right": (
             sum(s.colors_named_right for s in scores) / max(1, sum(s.colors_seen for s in scores))
         ),

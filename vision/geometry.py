@@ -104,6 +104,10 @@ class GeometryFit:
     #: The same, counting as matched the detections set aside on parts whose angle was not
     #: measured (`_drop_unmeasured_placements`): the pose explains them, the angle does not.
     pose_inlier_fraction: float = 0.0
+    #: Per detected facelet: the RMS distance of its outline's corners from its cell's, as a
+    #: fraction of its size (NaN where not placed; empty where the fit was not fitted to the
+    #: outlines, e.g. placed by the rig's poses). See `loose_placed.py`.
+    placement_errors: FloatArray = field(default_factory=lambda: np.zeros(0))
 
     def visible_facelets(self) -> NDArray[np.int64]:
         """Model facelet indices seen in this view."""
@@ -1314,9 +1318,11 @@ def fit_geometry(
     assignment = _drop_unmeasured_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment, eligible
     )
-    detections = np.nonzero(assignment >= 0)[0]
+    detections, errors = _corner_errors(problem, rotation, tvec, turned, assignment)
     full_assignment = np.full(count, -1, np.int64)
     full_assignment[usable] = assignment
+    placement_errors = np.full(count, np.nan)
+    placement_errors[usable[detections]] = errors / np.maximum(problem.sizes[detections], 1e-6)
     inlier_fraction = _inlier_fraction(problem, assignment, on_puzzle)
     found = len(detections) >= MIN_INLIERS
     confidence = float(
@@ -1336,6 +1342,7 @@ def fit_geometry(
         pose_inlier_fraction=pose_inlier_fraction,
         confidence=confidence,
         problems=problems,
+        placement_errors=placement_errors,
     )
 
 
@@ -1455,14 +1462,27 @@ def _trial_fit(
     sticker of a layer turned near 45 degrees, each loosely between two cells, and the median
     of the rest hides them (4242 rig3 c0036 cam0: a 2x2x2 layer at -42.5 degrees, the in-line
     axis at 2.1 px against the turned one's 2.2)."""
-    detections = np.nonzero(assignment >= 0)[0]
+    detections, per_detection = _corner_errors(problem, rotation, translation, turned, assignment)
     if len(detections) == 0:
         return 0, float("inf")
-    projected = project(turned[assignment[detections]], rotation, translation, problem.matrix)
-    residuals = _best_rolls(projected, problem.corners[detections]) - projected
-    per_detection = np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
     tight = int(np.count_nonzero(per_detection <= TIGHT_STICKER_ERROR * problem.sizes[detections]))
     return tight, median(per_detection)
+
+
+def _corner_errors(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    turned: FloatArray,
+    assignment: NDArray[np.int64],
+) -> tuple[NDArray[np.int64], FloatArray]:
+    """The assigned detections and each one's RMS corner reprojection error (pixels)."""
+    detections = np.nonzero(assignment >= 0)[0]
+    if len(detections) == 0:
+        return detections, np.zeros(0)
+    projected = project(turned[assignment[detections]], rotation, translation, problem.matrix)
+    residuals = _best_rolls(projected, problem.corners[detections]) - projected
+    return detections, np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
 
 
 def _rms(

@@ -43,6 +43,7 @@ from judgecam.vision.locate import (
     find_puzzles,
 )
 from judgecam.vision.look_alike import look_alike_decides
+from judgecam.vision.loose_placed import loose_placement_decides
 from judgecam.vision.missing import missing_facelets
 from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
@@ -1351,6 +1352,8 @@ def _judge(
         glare = look_alike_decides(fusion, scheme)
     if glare is None and final != "review":
         glare = slant_decides(model, fusion, usable)
+    if glare is None and final != "review":
+        glare = loose_placement_decides(model, fusion, usable)
     if glare is None and final != "review":
         glare = single_sample_decides(model, fusion, usable)
     if glare is None and final != "review":

@@ -96,16 +96,25 @@ def penalty_without(model: PuzzleModel, fusion: Fusion, facelets: Sequence[int])
     return None if holds_without(fusion.verdict.verdict, trial) else trial.verdict
 
 
+def penalty_rests_on(
+    model: PuzzleModel, fusion: Fusion, facelets: Sequence[int]
+) -> tuple[int, str] | None:
+    """If a penalty reading does not hold with those of `facelets` it read taken as unseen
+    (`penalty_without`): how many they are and the verdict without them; else None."""
+    read = read_in_penalty(fusion, facelets)
+    without = penalty_without(model, fusion, read) if read else None
+    return None if without is None else (len(read), without)
+
+
 def slant_decides(
     model: PuzzleModel, fusion: Fusion, views: Sequence[ViewEvidence | None]
 ) -> str | None:
     """A reason for review if a penalty does not hold with the facelets seen only at a slant
     taken as unseen (unless they only rule out the harsher penalty)."""
-    slanted = read_in_penalty(fusion, slanted_facelets(model, views, fusion.permutations))
-    without = penalty_without(model, fusion, slanted) if slanted else None
-    if without is None:
+    rests = penalty_rests_on(model, fusion, slanted_facelets(model, views, fusion.permutations))
+    if rests is None:
         return None
     return (
-        f"the {fusion.verdict.verdict} rests on {len(slanted)} facelet(s) seen only at a slant "
-        f"(no sticker outlined, the cell nearly edge-on): {without} without them"
+        f"the {fusion.verdict.verdict} rests on {rests[0]} facelet(s) seen only at a slant "
+        f"(no sticker outlined, the cell nearly edge-on): {rests[1]} without them"
     )

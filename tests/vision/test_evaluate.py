@@ -205,12 +205,12 @@ def test_the_unread_facelets_are_seeable_ones_the_reading_left_unseen(
     assert rows["c0002"]["review_because"] == []
 
 
-def _why_unread(corpus_dir: Path, capture: str) -> tuple[list[int], list[tuple[str, int, str]]]:
-    """The capture judged with rig poses: its unread facelets and `why_unread` of them."""
+def _judged(corpus_dir: Path, capture: str):
+    """The capture judged with rig poses: (truth, model, images, result)."""
     import cv2
     import numpy as np
 
-    from judgecam.vision.evaluate import intrinsics_from_truth, score_capture, why_unread
+    from judgecam.vision.evaluate import intrinsics_from_truth
     from judgecam.vision.model import puzzle_model
     from judgecam.vision.pipeline import analyse_view, judge_views
 
@@ -222,9 +222,41 @@ def _why_unread(corpus_dir: Path, capture: str) -> tuple[list[int], list[tuple[s
         for image, view in zip(images, truth["views"], strict=True)
     ]
     poses = [np.asarray(view["world_from_camera"], dtype=np.float64) for view in truth["views"]]
-    result = judge_views(views, truth["puzzle"], None, None, poses)
+    return truth, model, images, judge_views(views, truth["puzzle"], None, None, poses)
+
+
+def _why_unread(corpus_dir: Path, capture: str) -> tuple[list[int], list[tuple[str, int, str]]]:
+    """The capture judged with rig poses: its unread facelets and `why_unread` of them."""
+    from judgecam.vision.evaluate import score_capture, why_unread
+
+    truth, model, images, result = _judged(corpus_dir, capture)
     score = score_capture(result, truth, model)
     return list(score.unread), list(why_unread(result, truth, images, model, score.unread))
+
+
+def test_a_layer_snapped_the_other_way_costs_slots_not_colours(corpus_dir: Path) -> None:
+    """c0036: a solved Pyraminx whose U layer is turned 59.7 degrees, measured -59.4 (snapped a
+    step the other way). Slot by slot its layer's stickers count wrong; each was read in its
+    sticker's colour, which the comparison at their pixels shows."""
+    from judgecam.vision.evaluate import score_capture
+
+    truth, model, _, result = _judged(corpus_dir, "c0036")
+    assert result.verdict == "review"
+    score = score_capture(result, truth, model)
+    assert score.colors_seen - score.colors_right >= 10
+    assert score.colors_seen_at_pixels >= 15
+    assert score.colors_right_at_pixels == score.colors_seen_at_pixels
+
+
+def test_a_colour_misread_at_its_pixels_counts_wrong_there(corpus_dir: Path) -> None:
+    """c0207: a solved 3x3x3 whose glared U face reads orange on 4 yellow stickers; the
+    comparison at the pixels finds the same 4 the slots do."""
+    from judgecam.vision.evaluate import score_capture
+
+    truth, model, _, result = _judged(corpus_dir, "c0207")
+    score = score_capture(result, truth, model)
+    assert score.colors_seen - score.colors_right == 4
+    assert score.colors_seen_at_pixels - score.colors_right_at_pixels == 4
 
 
 def test_why_unread_names_the_test_a_dim_face_failed(corpus_dir: Path) -> None:

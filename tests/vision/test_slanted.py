@@ -7,21 +7,17 @@ from types import SimpleNamespace
 
 import numpy as np
 
-from judgecam.puzzle import get_puzzle
-from judgecam.puzzle.observation import Observation, PairObservation
-from judgecam.puzzle.verdict import judge, judge_unseen
-from judgecam.vision.fuse import Fusion, ViewEvidence
-from judgecam.vision.model import puzzle_model
+from judgecam.puzzle.observation import Observation
+from judgecam.puzzle.verdict import judge_unseen
+from judgecam.vision.fuse import ViewEvidence
 from judgecam.vision.projected import ProjectedFacelet
 from judgecam.vision.segment import Facelet
 from judgecam.vision.single_sample import single_sample_decides, unconfirmed_facelets
 from judgecam.vision.slanted import SLANT_FACING, slant_decides, slanted_facelets
 
-MODEL = puzzle_model("333")
-SPEC = get_puzzle("333")
-PAIRS = tuple(
-    PairObservation(axis, parts, 0.0, 0.5) for axis in "xyz" for parts in ((0, 1), (1, 2))
-)
+from .penalty_cases import MODEL, PAIRS, SPEC
+from .penalty_cases import fusion_of as _fusion
+from .penalty_cases import turned_r as _turned_r
 
 
 def _view(detected: list[int], slanted: list[int], facing: float) -> ViewEvidence:
@@ -31,19 +27,6 @@ def _view(detected: list[int], slanted: list[int], facing: float) -> ViewEvidenc
     fit = SimpleNamespace(assignment=np.array(detected, dtype=np.int64))
     projected = tuple(ProjectedFacelet(f, sample, facing, 1.0) for f in slanted)
     return ViewEvidence((sample,) * len(detected), fit, (), projected)  # type: ignore[arg-type]
-
-
-def _fusion(colors: tuple[str, ...], views: int) -> Fusion:
-    observation = Observation("333", colors, PAIRS)
-    identity = tuple(np.arange(MODEL.facelet_count) for _ in range(views))
-    return Fusion(observation, judge(SPEC, observation), None, identity, (), (), (), False)
-
-
-def _turned_r() -> tuple[tuple[str, ...], list[int]]:
-    """A cube one R turn from solved, and the facelets the turn changed."""
-    solved = SPEC.solved_state().colors
-    turned = SPEC.solved_state().apply("R").colors
-    return turned, [i for i in range(len(turned)) if turned[i] != solved[i]]
 
 
 def test_a_penalty_that_rests_on_slanted_samples_goes_to_a_judge() -> None:
