@@ -89,6 +89,9 @@ class FusedPair:
     uncertainty_deg: float
     views: int
     consistent: bool = True  # the views agree, and snapped the parts to the same positions
+    #: The views snapped the parts a step apart (the pair at the snapping boundary): the
+    #: facelets they read there are a step apart and cannot be fused.
+    snapped_apart: bool = False
 
 
 @dataclass(frozen=True, eq=False)
@@ -445,9 +448,15 @@ def fuse_pairs(
                     + ", ".join(f"{v[0]:.1f}" for v in values)
                     + " degrees"
                 )
-            uncertainty = max(uncertainty, spread + UNCERTAINTY_FLOOR_DEG)
+                # One of them read it wrong: the pair may be wherever any view says.
+                low = float(np.min(angles - uncertainties))
+                high = float(np.max(angles + uncertainties))
+                uncertainty = max(mean - low, high - mean)
+            else:
+                uncertainty = max(uncertainty, spread + UNCERTAINTY_FLOOR_DEG)
         raw = np.array([v[0] for v in values])
-        if np.any(np.abs(raw - anchor) > axis.step_deg / 2):
+        snapped_apart = bool(np.any(np.abs(raw - anchor) > axis.step_deg / 2))
+        if snapped_apart:
             # Each view snapped the parts to its own nearest position, and they differ: the
             # facelets the views read are a step apart and cannot be fused.
             consistent = False
@@ -463,6 +472,7 @@ def fuse_pairs(
                 uncertainty,
                 len(values),
                 consistent,
+                snapped_apart,
             )
         )
     return tuple(fused), tuple(reasons)

@@ -23,7 +23,9 @@ from judgecam.vision.bare_cells import bare_decides
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.color_model import LOW_CONFIDENCE_REASON, ColorCluster
 from judgecam.vision.fuse import (
+    TIP_PARTS,
     Classifier,
+    FusedPair,
     Fusion,
     ViewEvidence,
     fits_another_arrangement,
@@ -372,6 +374,24 @@ class _Frame:
     model: PuzzleModel
     intrinsics: Intrinsics
     timings: dict[str, float]
+
+
+def _only_a_tip_disputed(model: PuzzleModel, pair: FusedPair) -> bool:
+    """Whether the views disagree on a Pyraminx tip's angle from its layer, and snap it alike.
+
+    A tip is one piece: a view that reads its angle wrong reads no other sticker at a wrong
+    place, and snapped alike, the views read the tip's own stickers on the same cells. The
+    fused angle then spans every view's reading (`fuse.fuse_pairs`) and the rules judge that
+    span. Any other pair the views disagree on can mean a view fitted the puzzle wrongly (a
+    flat-lit corpus c0006: one view put a slice at -37.7 degrees, the other at -14.5, and the
+    two views' facelets together read a solved cube DNF), so it goes to a judge.
+    """
+    axis = next(a for a in model.axes if a.name == pair.axis)
+    return (
+        not pair.snapped_apart
+        and tuple(axis.part_names) == TIP_PARTS
+        and pair.parts == (TIP_PARTS.index("layer"), TIP_PARTS.index("tip"))
+    )
 
 
 def _look_again(frame: _Frame, region: PuzzleRegion) -> tuple[FaceletSegmentation, GeometryFit]:
@@ -1303,7 +1323,9 @@ def _judge(
     # What made it a review, when it is one: the rules engine's reasons, or the one check below
     # that sent it to a judge (the first that did; later checks do not run).
     review_reasons = list(verdict.review_because) if final == "review" else []
-    inconsistent = any(not pair.consistent for pair in fusion.pairs)
+    inconsistent = any(
+        not pair.consistent and not _only_a_tip_disputed(model, pair) for pair in fusion.pairs
+    )
     if final != "review" and (hard_problem or fusion.ambiguous or inconsistent):
         # A view's problem (two puzzles, blur, the frame's edge), views that cannot be put
         # together, or that measure one pair differently (one of them read it wrong).

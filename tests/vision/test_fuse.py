@@ -73,6 +73,22 @@ def test_views_that_disagree_widen_the_uncertainty_and_say_so() -> None:
     assert not pair.consistent
 
 
+def test_views_that_disagree_leave_the_pair_wherever_either_view_says() -> None:
+    # One of them read it wrong: the fused span covers each view's own stated span.
+    model = puzzle_model("pyram")
+    first = _fit((PairAngle("B", ("layer", "tip"), -13.2, 0.8, 2),))
+    second = _fit((PairAngle("B", ("layer", "tip"), -5.4, 0.4, 2),))
+    fused, _ = fuse_pairs(model, [(first, np.eye(3)), (second, np.eye(3))])
+    (pair,) = fused
+    assert not pair.consistent and not pair.snapped_apart
+    low = -13.2 - stated_uncertainty(0.8)
+    high = -5.4 + stated_uncertainty(0.4)
+    assert pair.angle_deg - pair.uncertainty_deg <= low + 1e-9
+    assert pair.angle_deg + pair.uncertainty_deg >= high - 1e-9
+    # The angle stays the views' inverse-variance mean, the best guess of the pair's place.
+    assert -13.2 < pair.angle_deg < -5.4
+
+
 def test_views_a_few_degrees_apart_saw_the_layer_in_one_place() -> None:
     """Stated uncertainties can be tighter than two views agree (c0014: 12.4 and 9.6 degrees,
     each +-1): the pair is measured, with the spread as its uncertainty, not a misfit."""
@@ -97,7 +113,7 @@ def test_angles_either_side_of_half_a_step_are_close() -> None:
     assert abs(abs(pair.angle_deg) - 45.0) < 0.6
     assert pair.uncertainty_deg < 2.0
     # The two views snapped the part a step apart: their facelets cannot be fused as read.
-    assert not pair.consistent
+    assert not pair.consistent and pair.snapped_apart
     assert any("snapping boundary" in reason for reason in reasons)
 
 

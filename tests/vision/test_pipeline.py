@@ -810,3 +810,35 @@ def test_a_dim_solved_cube_with_red_and_orange_close_but_tight_is_judged(
     assert float(ciede2000(red.lab, orange.lab)) < 10.0
     assert red.count == orange.count == 4
     assert result.verdict == "solved", result.reasons
+
+
+def test_views_that_disagree_only_on_a_tip_are_judged_on_both_readings(corpus_dir: Path) -> None:
+    """c0071, a Pyraminx DNF: its two cameras put the B tip 13.2 and 5.4 degrees from its
+    layer, both in line. A tip is one piece, so neither reading moves another sticker: the
+    verdict is judged over both, and says which pair the views disagreed on."""
+    from judgecam.vision.pipeline import judge_views
+
+    views, truth = _analysed_views(corpus_dir, "c0071")
+    poses = [np.asarray(view["world_from_camera"], dtype=np.float64) for view in truth["views"]]
+    result = judge_views(views, "pyram", None, None, poses)
+    assert truth["verdict"] == "DNF" and result.verdict == "DNF"
+    assert any(reason.startswith("views disagree on pair B[1, 2]") for reason in result.reasons)
+    assert result.fusion is not None
+    (tip,) = [p for p in result.fusion.pairs if (p.axis, p.parts) == ("B", (1, 2))]
+    assert not tip.consistent and not tip.snapped_apart
+    assert (
+        tip.angle_deg - tip.uncertainty_deg < -13.2 and tip.angle_deg + tip.uncertainty_deg > -5.4
+    )
+
+
+def test_views_that_disagree_on_a_layer_still_go_to_a_judge() -> None:
+    from judgecam.vision.fuse import FusedPair
+    from judgecam.vision.pipeline import _only_a_tip_disputed
+
+    pyraminx = puzzle_model("pyram")
+    assert _only_a_tip_disputed(pyraminx, FusedPair("B", (1, 2), -9.0, 6.0, 2, False))
+    # A layer carries other pieces' stickers; snapped apart, the tip's own are a step apart.
+    assert not _only_a_tip_disputed(pyraminx, FusedPair("B", (0, 1), -9.0, 6.0, 2, False))
+    assert not _only_a_tip_disputed(pyraminx, FusedPair("B", (1, 2), 59.0, 2.0, 2, False, True))
+    cube = puzzle_model("333")
+    assert not _only_a_tip_disputed(cube, FusedPair("y", (1, 2), -26.0, 23.0, 2, False))
