@@ -51,6 +51,7 @@ from judgecam.vision.model import PuzzleModel, puzzle_model
 from judgecam.vision.outvoted import outvoted_view
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
+from judgecam.vision.resnap import resnapped_views
 from judgecam.vision.rig_placed import (
     carried_pose,
     line_of_sight,
@@ -1303,6 +1304,29 @@ def _judge(
         usable[odd] = None
         lost_view = True
         fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
+    resnapped = resnapped_views(
+        model,
+        usable,
+        fusion,
+        lambda some: fuse_views(model, some, scheme, classify, world_from_camera),
+    )
+    if resnapped is not None:
+        # Views that saw a layer at the limit in one place but snapped it a step apart.
+        relabelled, fusion, note = resnapped
+        reasons.append(note)
+        views = tuple(
+            view
+            if evidence is None or evidence is before
+            else replace(
+                view,
+                fit=evidence.fit,
+                missing=evidence.missing,
+                projected=evidence.projected,
+                bare=evidence.bare,
+            )
+            for view, evidence, before in zip(views, relabelled, usable, strict=True)
+        )
+        usable = relabelled
     timings["fuse_and_judge"] = _ms(start)
     if look_again:
         start = time.perf_counter()
