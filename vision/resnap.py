@@ -38,8 +38,10 @@ def _relabelled(
     steps: int,
     pair_names: tuple[str, str],
 ) -> ViewEvidence:
-    """The view with its stickers on `parts` of `axis` relabelled `steps` steps back (their
-    angles `steps` steps more), so the pair `pair_names` reads `steps` steps less."""
+    """The view with the stickers on `parts` of `axis` (the pair `pair_names`'s lower or upper
+    side, to its end) put on the cells `steps` steps round, their part angles moved to match,
+    so that the pair reads `steps` steps less: the same puzzle, labelled as a view that
+    snapped the pair the other way would label it."""
     moved = np.isin(axis.facelet_part, list(parts))
     sign = 1 if parts[0] > 0 else -1  # the upper side turns the pair up, the lower side down
     permutation = model.facelet_permutation(
