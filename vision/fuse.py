@@ -354,6 +354,22 @@ def _map_pair(
 TIP_PARTS = ("base", "layer", "tip")
 
 
+def view_pairs(
+    model: PuzzleModel,
+    views: Sequence[ViewEvidence | None],
+    rotations: Sequence[NDArray[np.float64] | None],
+) -> dict[tuple[str, tuple[int, int]], dict[int, PairAngle]]:
+    """Per fused pair (`_map_pair`): each aligned view's own measurement of it."""
+    found: dict[tuple[str, tuple[int, int]], dict[int, PairAngle]] = {}
+    for index, (view, rotation) in enumerate(zip(views, rotations, strict=False)):
+        if view is None or rotation is None:
+            continue
+        for pair in view.fit.pairs:
+            parts = model.axis_and_parts(pair.axis, pair.parts)[1]
+            found.setdefault(_map_pair(model, rotation, pair.axis, parts), {})[index] = pair
+    return found
+
+
 def locking_angles(model: PuzzleModel, fit: GeometryFit) -> list[LockingAngle]:
     """A view's pair angles with their stated uncertainties, as `puzzle.locking` reads them."""
     from judgecam.puzzle.locking import PairAngle as LockingAngle

@@ -1307,7 +1307,10 @@ def fit_geometry(
         part_angles[axis_index] = angles
 
     turned = _turned_corners(problem, part_angles, active_axis)
-    rms = _rms(problem, rotation, tvec, turned, assignment)
+    # The median, because a few stickers cut by a turned layer's overhang fit badly however good
+    # the fit is; a wrong fit misses most of them.
+    placed, errors = _corner_errors(problem, rotation, tvec, turned, assignment)
+    rms = median(errors) if len(placed) else float("inf")
     assignment = _drop_doubtful_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment
     )
@@ -1318,11 +1321,15 @@ def fit_geometry(
     assignment = _drop_unmeasured_placements(
         problem, rotation, tvec, active_axis, part_angles, assignment, eligible
     )
-    detections, errors = _corner_errors(problem, rotation, tvec, turned, assignment)
+    # The drops above only unplace detections: the errors of those still placed stand.
+    kept = assignment[placed] >= 0
+    placement_errors = np.full(count, np.nan)
+    placement_errors[usable[placed[kept]]] = errors[kept] / np.maximum(
+        problem.sizes[placed[kept]], 1e-6
+    )
+    detections = np.nonzero(assignment >= 0)[0]
     full_assignment = np.full(count, -1, np.int64)
     full_assignment[usable] = assignment
-    placement_errors = np.full(count, np.nan)
-    placement_errors[usable[detections]] = errors / np.maximum(problem.sizes[detections], 1e-6)
     inlier_fraction = _inlier_fraction(problem, assignment, on_puzzle)
     found = len(detections) >= MIN_INLIERS
     confidence = float(
@@ -1456,7 +1463,7 @@ def _trial_fit(
     assignment: NDArray[np.int64],
 ) -> tuple[int, float]:
     """How well a fit explains the detections: how many it places within TIGHT_STICKER_ERROR of
-    their size, and the median of their RMS corner errors (pixels; `_rms`).
+    their size, and the median of their RMS corner errors (pixels).
 
     Axis trials are compared by the count first: an axis left in line can still place every
     sticker of a layer turned near 45 degrees, each loosely between two cells, and the median
@@ -1483,21 +1490,6 @@ def _corner_errors(
     projected = project(turned[assignment[detections]], rotation, translation, problem.matrix)
     residuals = _best_rolls(projected, problem.corners[detections]) - projected
     return detections, np.sqrt(np.mean(np.square(residuals), axis=(1, 2)))
-
-
-def _rms(
-    problem: _Problem,
-    rotation: FloatArray,
-    translation: FloatArray,
-    turned: FloatArray,
-    assignment: NDArray[np.int64],
-) -> float:
-    """Median over the assigned detections of their RMS corner reprojection error (pixels).
-
-    The median, because a few stickers cut by a turned layer's overhang fit badly however good
-    the fit is; a wrong fit misses most of them.
-    """
-    return _trial_fit(problem, rotation, translation, turned, assignment)[1]
 
 
 def _on_puzzle(

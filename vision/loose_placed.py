@@ -44,11 +44,12 @@ def loosely_placed_facelets(
         if view is None or permutation is None:
             continue
         errors = view.fit.placement_errors
+        measured = len(errors) == len(view.fit.assignment)
         for detection, facelet in enumerate(view.fit.assignment):
             if facelet < 0:
                 continue
             target = int(permutation[facelet])
-            if len(errors) == len(view.fit.assignment) and errors[detection] > LOOSE_PLACEMENT:
+            if measured and errors[detection] > LOOSE_PLACEMENT:
                 loose[target] = True
             else:
                 tight[target] = True

@@ -20,40 +20,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-from numpy.typing import NDArray
-
 from judgecam.puzzle.locking import contradiction
 from judgecam.puzzle.registry import get_puzzle
 from judgecam.vision.fuse import (
     MAX_VIEW_DISAGREEMENT_DEG,
     Fusion,
     ViewEvidence,
-    _map_pair,
     locking_angles,
+    view_pairs,
 )
 from judgecam.vision.geometry import GeometryFit, _wrap
 from judgecam.vision.model import PuzzleModel
 
 #: Fewest other views that must agree with one another against the odd one.
 MIN_AGREEING_VIEWS = 2
-
-
-def _view_angles(
-    model: PuzzleModel,
-    views: Sequence[ViewEvidence | None],
-    rotations: Sequence[NDArray[np.float64] | None],
-) -> dict[tuple[str, tuple[int, int]], dict[int, float]]:
-    """Per fused pair: each aligned view's own angle for it."""
-    angles: dict[tuple[str, tuple[int, int]], dict[int, float]] = {}
-    for index, (view, rotation) in enumerate(zip(views, rotations, strict=False)):
-        if view is None or rotation is None:
-            continue
-        for pair in view.fit.pairs:
-            parts = model.axis_and_parts(pair.axis, pair.parts)[1]
-            key = _map_pair(model, rotation, pair.axis, parts)
-            angles.setdefault(key, {})[index] = pair.angle_deg
-    return angles
 
 
 def _odd_one(values: dict[int, float], step: float) -> int | None:
@@ -104,7 +84,10 @@ def outvoted_view(
     disputed = [pair for pair in fusion.pairs if not pair.consistent]
     if not disputed or not fusion.rotations:
         return None
-    angles = _view_angles(model, views, fusion.rotations)
+    angles = {
+        key: {index: pair.angle_deg for index, pair in readings.items()}
+        for key, readings in view_pairs(model, views, fusion.rotations).items()
+    }
     contradicting = {
         index
         for index, view in enumerate(views)

@@ -23,7 +23,7 @@ from dataclasses import replace
 import numpy as np
 from numpy.typing import NDArray
 
-from judgecam.vision.fuse import Fusion, ViewEvidence, _map_pair, stated_uncertainty
+from judgecam.vision.fuse import Fusion, ViewEvidence, stated_uncertainty, view_pairs
 from judgecam.vision.geometry import GeometryFit, PartAngle
 from judgecam.vision.model import AxisModel, PuzzleModel, rotation_about
 
@@ -90,15 +90,10 @@ def _steps_apart(
     """Per view measuring the fused pair `key`: how many steps its reading is from the most
     certain view's, and the pair's axis and part names in its own frame (only views steps
     apart)."""
-    readings = []
-    for index, (view, rotation) in enumerate(zip(views, rotations, strict=False)):
-        if view is None or rotation is None:
-            continue
-        for pair in view.fit.pairs:
-            parts = model.axis_and_parts(pair.axis, pair.parts)[1]
-            if _map_pair(model, rotation, pair.axis, parts) == key:
-                uncertainty = stated_uncertainty(pair.sigma_deg)
-                readings.append((uncertainty, index, pair.angle_deg, pair.axis, pair.parts))
+    readings = [
+        (stated_uncertainty(pair.sigma_deg), index, pair.angle_deg, pair.axis, pair.parts)
+        for index, pair in view_pairs(model, views, rotations).get(key, {}).items()
+    ]
     if len(readings) < 2:
         return {}
     step = next(a for a in model.axes if a.name == key[0]).step_deg
