@@ -11,9 +11,9 @@ import numpy as np
 from judgecam.vision.fuse import FusedPair, ViewEvidence
 from judgecam.vision.geometry import GeometryFit, PairAngle, PartAngle
 from judgecam.vision.model import rotation_about
-from judgecam.vision.resnap import _relabelled, resnapped_views
+from judgecam.vision.resnap import _moves, _relabelled, resnapped_views
 
-from .penalty_cases import MODEL, SPEC, fusion_of
+from .penalty_cases import MODEL, SPEC, fusion_of, turned_r
 
 
 def _fit(assignment: list[int], u_angle: float, sigma: float = 0.4) -> GeometryFit:
@@ -45,7 +45,7 @@ def test_a_relabelled_layer_moves_its_stickers_a_step_and_its_pair_by_a_step() -
     axis = _y_axis()
     placed = list(range(MODEL.facelet_count))
     view = ViewEvidence((), _fit(placed, -45.3))
-    upper = _relabelled(MODEL, view, axis, [2], -1, ("E", "U"))
+    upper = _relabelled(MODEL, view, axis, (0, 0, -1))
     turn = MODEL.facelet_permutation(rotation_about(axis.direction, -axis.step_deg))
     on_u = axis.facelet_part == 2
     assert np.array_equal(upper.fit.assignment[on_u], turn[np.flatnonzero(on_u)])
@@ -54,10 +54,33 @@ def test_a_relabelled_layer_moves_its_stickers_a_step_and_its_pair_by_a_step() -
     assert pairs[("E", "U")] == 44.7 and pairs[("D", "E")] == 0.0
     assert upper.fit.part_angles[1][2].angle_deg == 44.7
     # The other side moved instead: D and E a step the other way, the same pair angle.
-    lower = _relabelled(MODEL, view, axis, [0, 1], -1, ("E", "U"))
+    lower = _relabelled(MODEL, view, axis, (1, 1, 0))
     assert {p.parts: p.angle_deg for p in lower.fit.pairs}[("E", "U")] == 44.7
     assert lower.fit.part_angles[1][0].angle_deg == -90.0
     assert np.array_equal(lower.fit.assignment[on_u], np.flatnonzero(on_u))
+
+
+def test_a_slice_relabelled_alone_moves_both_of_its_pairs() -> None:
+    """A middle slice at the limit is two pairs a step apart, one each way: keeping either
+    outer layer moves the slice alone; keeping the slice moves both outer layers."""
+    assert _moves(3, {0: 1, 1: -1}, kept=0) == (0, 1, 0) == _moves(3, {0: 1, 1: -1}, kept=2)
+    assert _moves(3, {0: 1, 1: -1}, kept=1) == (-1, 0, -1)
+    assert _moves(3, {1: -1}, kept=0) == (0, 0, -1) and _moves(3, {1: -1}, kept=2) == (1, 1, 0)
+    # This view reads the slice a step off the other's +44.6 / -44.8: relabelled, it agrees.
+    axis = _y_axis()
+    fit = replace(
+        _fit(list(range(MODEL.facelet_count)), -45.2),
+        pairs=(PairAngle("y", ("D", "E"), -45.4, 0.4, 9), PairAngle("y", ("E", "U"), 45.2, 0.4, 9)),
+    )
+    moves = _moves(3, {0: -1, 1: 1}, kept=0)
+    assert moves == (0, -1, 0)
+    slice_moved = _relabelled(MODEL, ViewEvidence((), fit), axis, moves)
+    pairs = {pair.parts: round(pair.angle_deg, 1) for pair in slice_moved.fit.pairs}
+    assert pairs == {("D", "E"): 44.6, ("E", "U"): -44.8}
+    on_e = axis.facelet_part == 1
+    turn = MODEL.facelet_permutation(rotation_about(axis.direction, -axis.step_deg))
+    assert np.array_equal(slice_moved.fit.assignment[on_e], turn[np.flatnonzero(on_e)])
+    assert np.array_equal(slice_moved.fit.assignment[~on_e], np.flatnonzero(~on_e))
 
 
 def _views_at_the_limit() -> tuple[list[ViewEvidence | None], object]:
@@ -95,11 +118,37 @@ def test_views_snapped_apart_are_relabelled_where_the_colours_then_agree() -> No
 
 def test_nothing_changes_where_the_colours_cannot_say_which_side_moved() -> None:
     views, fusion = _views_at_the_limit()
-    assert resnapped_views(MODEL, views, fusion, lambda s: replace(fusion, pairs=())) is None
+    solved = replace(fusion, pairs=(), contradicted=0)
+    turned_colors, _ = turned_r()
+    turned = replace(fusion_of(turned_colors, 2), pairs=(), rotations=fusion.rotations)
+    # Both sides fit the colours alike and read different verdicts: which moved decides.
+    sides = iter([solved, turned])
+    assert resnapped_views(MODEL, views, fusion, lambda s: next(sides)) is None
     worse = replace(fusion, pairs=(), contradicted=9)
     assert resnapped_views(MODEL, views, fusion, lambda s: worse) is None
     in_line = replace(fusion, pairs=(FusedPair("y", (1, 2), 0.2, 1.0, 2),))
     assert resnapped_views(MODEL, views, in_line, lambda s: in_line) is None
+
+
+def test_either_side_is_taken_where_both_read_one_puzzle() -> None:
+    """Without rig poses the views' alignment absorbs a turn of the whole puzzle, so moving
+    either side of the pair can fit the colours alike (corpus c0005 as plain `check`, a DNF
+    either way): two readings of one puzzle, turned. Then it does not matter which moved."""
+    views, fusion = _views_at_the_limit()
+    turned_colors, _ = turned_r()
+    quarter = next(s for s in MODEL.symmetries if np.isclose(np.trace(s), 1.0))
+    moved = MODEL.facelet_permutation(quarter)
+    whole_turn = [""] * len(turned_colors)
+    for facelet, to in enumerate(moved):
+        whole_turn[to] = turned_colors[facelet]
+    readings = iter(
+        [
+            replace(fusion_of(turned_colors, 2), pairs=(), rotations=fusion.rotations),
+            replace(fusion_of(tuple(whole_turn), 2), pairs=(), rotations=fusion.rotations),
+        ]
+    )
+    found = resnapped_views(MODEL, views, fusion, lambda s: next(readings))
+    assert found is not None and found[1].verdict.verdict == "+2"
 
 
 def test_a_dnf_whose_cameras_snap_a_layer_apart_at_the_limit_is_judged(corpus_dir: Path) -> None:
