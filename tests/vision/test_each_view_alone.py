@@ -1,5 +1,5 @@
-"""Views that measure a pair differently, decided where each view judged alone gives one
-verdict (`pipeline._each_view_alone`)."""
+"""A review the rules engine did not ask for, decided where every view judged alone reads
+what the fused reading reads (`pipeline._each_view_alone`)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,22 @@ def test_a_dnf_each_view_reads_alone_is_given_though_the_views_disagree(
     result = judge_views(views, "333", None, None, poses)
     assert truth["verdict"] == "DNF" and result.verdict == "DNF"
     assert result.moves_from_solved == 2 and result.review_because == ()
-    assert "the views disagree, but each judged alone reads DNF" in result.reasons
+    assert any("each view judged alone read DNF" in reason for reason in result.reasons)
+
+
+def test_a_dnf_whose_pooled_colours_look_alike_is_given_where_each_camera_reads_it(
+    corpus_dir: Path,
+) -> None:
+    """c0131, a 3x3x3 DNF, darkened (gamma 1.8): pooled over both cameras, orange and red are
+    too close to judge on (CIEDE2000 under 10); each camera's own colours read the DNF."""
+    truth, views, poses = _judged(corpus_dir, "c0131", "dark")
+    together = _judge(tuple(views), "333", None, None, poses)
+    assert together.verdict == "review" and together.fusion is not None
+    assert together.fusion.verdict.verdict == "DNF"
+    assert any("look alike" in reason for reason in together.review_because)
+    result = judge_views(views, "333", None, None, poses)
+    assert truth["verdict"] == "DNF" and result.verdict == "DNF"
+    assert any("look alike" in reason for reason in result.reasons)
 
 
 def test_a_solved_puzzle_one_view_misfits_stays_a_review(corpus_dir: Path) -> None:
@@ -62,4 +77,15 @@ def test_a_solved_puzzle_one_view_misfits_stays_a_review(corpus_dir: Path) -> No
     assert truth["verdict"] == "solved" and result.verdict == "review"
     assert _disagreeing_pairs(result)
     assert result.fusion is not None and result.fusion.verdict.verdict == "DNF"
+    assert not any("judged alone" in reason for reason in result.reasons)
+
+
+def test_a_review_the_rules_engine_asks_for_is_left_alone(corpus_dir: Path) -> None:
+    """c0000, a solved 3x3x3 with 17 facelets no camera sees: the rules engine cannot decide,
+    so no view is judged alone."""
+    truth, views, poses = _judged(corpus_dir, "c0000", None)
+    result = judge_views(views, "333", None, None, poses)
+    assert truth["verdict"] == "solved" and result.verdict == "review"
+    assert result.fusion is not None and result.fusion.verdict.verdict == "review"
+    assert "fuse_and_judge" in result.timings_ms
     assert not any("judged alone" in reason for reason in result.reasons)
