@@ -922,10 +922,10 @@ def _each_view_alone(
     does. Where they all reach the fused reading's verdict, three readings agree and the
     review is dropped (+12 DNFs over the 3,230 captures of 18 sets, 0 wrong: pdefocus and
     pmotion c0023, pcool c0026 and c0080, pdark c0131, ...). A single view alone reads a +2 as
-    DNF about once in 60 of its verdicts (corpus c0010's cam1, a layer 44 degrees out); the
-    other view reads a review, so such a capture stays one. Where the rules engine itself
-    cannot decide (unseen facelets, an angle near its limit) nothing changes: one view sees
-    less than all.
+    DNF about once in 60 of its verdicts (corpus c0010's cam1: three greens on one face read
+    white); the other view reads a review, so such a capture stays one. Where the rules
+    engine itself cannot decide (unseen facelets, an angle near its limit) nothing changes:
+    one view sees less than all.
     """
     fusion = result.fusion
     if result.verdict != "review" or fusion is None or len(views) < 2:

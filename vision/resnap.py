@@ -13,10 +13,11 @@ view (`geometry._snap_pairs_consistently`), makes the views describe one puzzle.
 view moved is not known (a 2x2x2's two layers are alike), so each way of keeping one part in
 place is tried (`_moves`), and a relabelling kept only where the views' colours contradict each
 other on no more facelets than before and every pair is then snapped alike. Where two ways fit
-the colours equally well, it is kept only if they give the same verdict: the colours cannot
-say which is right, so it must not matter (a motion-blurred solved 2x2x2, corpus c0003: one way
-reads it DNF). The rules engine then judges the pair at the limit from both sides, as for one
-view.
+the colours equally well, it is kept only if they read one puzzle up to a turn of the whole
+puzzle (`_same_reading`; without rig poses the views' alignment absorbs such a turn): the
+colours cannot say which is right, so it must not matter (a motion-blurred solved 2x2x2,
+corpus c0003: one way reads it DNF). The rules engine then judges the pair at the limit from
+both sides, as for one view.
 """
 
 from __future__ import annotations
@@ -196,7 +197,6 @@ def resnapped_views(
     relabelled, again = best[0]
     if not all(_same_reading(model, again, other) for _, other in best[1:]):
         return None  # the colours cannot say which parts moved, and it changes the reading
-
     names = " and ".join(f"{pair.axis}{list(pair.parts)}" for pair in apart)
     note = (
         f"pair {names} at the snapping boundary: the views that snap it a step apart from the "
