@@ -121,7 +121,7 @@ def test_nothing_changes_where_the_colours_cannot_say_which_side_moved() -> None
     solved = replace(fusion, pairs=(), contradicted=0)
     turned_colors, _ = turned_r()
     turned = replace(fusion_of(turned_colors, 2), pairs=(), rotations=fusion.rotations)
-    # Both sides fit the colours alike and read different verdicts: which moved decides.
+    # Both sides fit the colours alike and read different puzzles: which moved decides.
     sides = iter([solved, turned])
     assert resnapped_views(MODEL, views, fusion, lambda s: next(sides)) is None
     worse = replace(fusion, pairs=(), contradicted=9)
@@ -173,5 +173,9 @@ def test_a_dnf_whose_cameras_snap_a_layer_apart_at_the_limit_is_judged(corpus_di
     assert truth["verdict"] == "DNF" and result.verdict == "DNF"
     assert any("snapping boundary" in reason for reason in result.reasons)
     assert result.fusion is not None and not any(p.snapped_apart for p in result.fusion.pairs)
+    # As plain `check` (no rig poses) both sides read the one puzzle, turned: the DNF too.
+    as_check = judge_views(views, "333")
+    assert as_check.verdict == "DNF"
+    assert any("snapping boundary" in reason for reason in as_check.reasons)
     score = score_capture(result, truth, MODEL)
     assert score.assigned >= 35 and score.assigned_right == score.assigned
