@@ -934,14 +934,22 @@ def _each_view_alone(
     if told[0] == "review":
         return result
     start = time.perf_counter()
+    alone = (
+        _judge(
+            (view,),
+            puzzle,
+            scheme,
+            classify,
+            None if world_from_camera is None else (world_from_camera[index],),
+        )
+        for index, view in enumerate(views)
+    )
+    # `all` stops at the first view that reads otherwise: the others need not be judged.
+    agreed = all((each.verdict, each.moves_from_solved) == told for each in alone)
     timings = dict(result.timings_ms)
-    for index, view in enumerate(views):
-        pose = None if world_from_camera is None else (world_from_camera[index],)
-        alone = _judge((view,), puzzle, scheme, classify, pose)
-        if (alone.verdict, alone.moves_from_solved) != told:
-            timings["fuse_and_judge"] = timings.get("fuse_and_judge", 0.0) + _ms(start)
-            return replace(result, timings_ms=timings)
     timings["fuse_and_judge"] = timings.get("fuse_and_judge", 0.0) + _ms(start)
+    if not agreed:
+        return replace(result, timings_ms=timings)
     note = (
         f"judged together it went to a judge ({'; '.join(result.review_because)}), but the "
         f"fused reading and each view judged alone read {told[0]}"
