@@ -958,7 +958,10 @@ def _each_view_alone(
         result,
         verdict=told[0],
         moves_from_solved=told[1],
-        reasons=tuple(dict.fromkeys((*result.reasons, note))),
+        # What sent it to a judge is said once, in the note, not as a reason beside the verdict.
+        reasons=tuple(
+            dict.fromkeys((*(r for r in result.reasons if r not in result.review_because), note))
+        ),
         timings_ms=timings,
         review_because=(),
     )
