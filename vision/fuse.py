@@ -503,9 +503,11 @@ def _fused_samples(
     """Per fused facelet: the sample from the view that saw it largest (None if unseen), its
     pixel weight, and the facelets the views contradict each other on (left unseen).
 
-    Where the views disagree, a projected sample gives way to a detected sticker's, and a
-    washed-out sample gives way to the saturated one (see `_washed_out`; `calibrated`: the
-    views a calibrated rig put together); any other disagreement leaves the facelet unseen.
+    Where the views disagree, a projected sample gives way to a detected sticker's unless that
+    is lighter and paler between views a calibrated rig put together (`_paler`: a reflection
+    over it; then neither is trusted), and a washed-out sample gives way to
+    the saturated one (see `_washed_out`; `calibrated`: the views a calibrated rig put
+    together); any other disagreement leaves the facelet unseen.
     """
     from judgecam.vision.color_model import FaceletSample
 
@@ -610,6 +612,14 @@ def _sheened(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
     )
 
 
+def _paler(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
+    """Whether CIELAB `sample` is lighter than `other` and less chromatic: what light added
+    over a sticker (a reflection, a sheen) makes of its colour."""
+    return float(sample[0]) > float(other[0]) and float(np.hypot(sample[1], sample[2])) < float(
+        np.hypot(other[1], other[2])
+    )
+
+
 def _consistent(
     samples: list[tuple[NDArray[np.float64], float, float, bool]],
     calibrated: bool = False,
@@ -629,6 +639,16 @@ def _consistent(
             # A sticker blown out by a reflected light still has an outline; the colour is
             # where the light is not (1618 hands c0028: a lamp mirrored over a blue face).
             return _consistent(projected, calibrated)
+        if calibrated and any(_paler(s[0], saturated[0]) for s in detected):
+            # A reflection short of blowing a sticker out leaves it lighter and paler, its
+            # outline intact (corpus c0176: a red outlined at L 90, chroma 34 under a warm
+            # lamp's panel, named white, against the red L 47, chroma 76 another camera
+            # sampled in the cell; the outline won and a +2 read DNF): trust neither. Only
+            # where a calibrated rig put the views together is the projected cell surely the
+            # same sticker: views put together by their colours may pair a white sticker with
+            # a misplaced cell (corpus c0085 in frames twice as large, as `check`: leaving
+            # such facelets unseen let a wrong alignment win, and a +2 read DNF).
+            return None
         # A detected sticker's outline is firmer evidence than a projected cell's inside.
         return _consistent(detected, calibrated)
     saturated = max(samples, key=lambda s: float(np.hypot(s[0][1], s[0][2])))

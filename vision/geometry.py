@@ -1342,7 +1342,7 @@ def fit_geometry(
         tvec=tvec,
         assignment=full_assignment,
         part_angles=tuple(tuple(angles) for angles in part_angles),
-        pairs=_pairs(model, part_angles),
+        pairs=_pairs(model, _angles_on_placed_stickers(model, part_angles, assignment)),
         active_axis=active_axis,
         reprojection_px=rms,
         inlier_fraction=inlier_fraction,
@@ -1453,6 +1453,29 @@ def _drop_unmeasured_placements(
             if np.sum(on & cells) < MIN_PART_COVERAGE * np.sum(in_view & cells):
                 result[placed & cells[np.maximum(assignment, 0)]] = -1
     return result
+
+
+def _angles_on_placed_stickers(
+    model: PuzzleModel, part_angles: list[list[PartAngle | None]], assignment: NDArray[np.int64]
+) -> list[list[PartAngle | None]]:
+    """Every part angle a pair may be reported on: those of parts none of whose stickers is
+    still placed are left out.
+
+    A part's angle is measured on the stickers matched to it; where the checks after the fit
+    unplace every one of them (each could as well be a neighbouring facelet), the angle rests
+    on stickers the fit itself does not trust. Corpus c0115 cam1: a Pyraminx tip measured at
+    -15.6 degrees on its one sticker, then unplaced, is aligned; a top view of c0118 measured
+    a layer 30 degrees off on a base whose stickers were all unplaced. Their pairs are not
+    reported. The part keeps its angle for sampling its cells (`projected`), where a sticker
+    must then be seen where the angle puts it: dropping it there cost corpus c0180 a right
+    facelet and its verdict.
+    """
+    placed = assignment[assignment >= 0]
+    kept: list[list[PartAngle | None]] = []
+    for axis, angles in zip(model.axes, part_angles, strict=True):
+        shown = np.bincount(axis.facelet_part[placed], minlength=len(axis.part_names))
+        kept.append([a if a is None or shown[part] else None for part, a in enumerate(angles)])
+    return kept
 
 
 def _trial_fit(

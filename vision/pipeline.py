@@ -739,6 +739,18 @@ def _fit_regions(
     return best, others
 
 
+def _worth_another_search(found: tuple[FaceletSegmentation, GeometryFit] | None) -> bool:
+    """Whether stage 1 should look again (the next width or method): nothing fits, or the fit
+    is too loose to use (`_loose_fit`), which judging would leave out.
+
+    At 640 pixels a Pyraminx's gaps merge and a corner of the puzzle or fragments are what fit
+    (corpus c0158's top view: 41 % of its patches), or the outlines are too coarse for a tight
+    fit (c0180 cam1: corner error 13 % of a sticker); at the frame's own width both fit
+    tightly. A loose fit is replaced by the first one found that is not loose, else kept.
+    """
+    return found is None or _loose_fit(found[1], found[0]) is not None
+
+
 def analyse_view(
     image: NDArray[np.uint8],
     model: PuzzleModel,
@@ -765,16 +777,17 @@ def analyse_view(
     # to the frame's own or MAX_SEARCH_WIDTH. Where colour edges found nothing that fits at any
     # width (noise in a dim frame draws edges inside the stickers and breaks them up), look
     # for patches brighter than their gaps instead, at the same widths.
+    # A fit too loose to use is looked for again the same way (`_worth_another_search`).
     searches = [(method, width) for method in STAGE_1_METHODS for width in _search_widths(image)]
     usable = all(problem.startswith(NO_PUZZLE) for problem in search.problems)
     for method, width in searches[1:] if usable else ():  # the first is the search above
-        if best is not None:
+        if not _worth_another_search(best):
             break
         start = time.perf_counter()
         closer = find_puzzles(image, sides=sides, value=value, search_width=width, method=method)
         timings["find"] += _ms(start)
         closer_best, closer_others = _fit_regions(frame, closer)
-        if closer_best is not None:
+        if closer_best is not None and (best is None or not _worth_another_search(closer_best)):
             search, best, others = closer, closer_best, closer_others
     problems = list(search.problems)
     if best is None and not problems:

@@ -76,3 +76,13 @@ def _judge_capture(folder: Path, capture: str) -> tuple[CheckResult, dict[str, A
 def judge_capture() -> JudgeCapture:
     """`_judge_capture`: a rendered capture judged with its rig poses."""
     return _judge_capture
+
+
+@pytest.fixture
+def loose_fits_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Stage 1 looks again only where nothing fits, as before session 38: a fit too loose to
+    use is kept, not looked for again at larger widths (`pipeline._worth_another_search`). For
+    the tests of what becomes of such a view (left out, vouched for by the rig, outvoted)."""
+    from judgecam.vision import pipeline
+
+    monkeypatch.setattr(pipeline, "_worth_another_search", lambda found: found is None)

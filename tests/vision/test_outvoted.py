@@ -69,14 +69,17 @@ def test_a_view_that_contradicts_itself_gives_itself_away() -> None:
 
 
 def test_a_view_measuring_two_crossing_cuts_askew_is_left_out(
-    repo_root: Path, judge_capture: Callable[..., Any]
+    repo_root: Path, judge_capture: Callable[..., Any], loose_fits_kept: None
 ) -> None:
     """The corpus's c0068 plan on the three-camera rig (`tests/vision/data/seed2026-rig3-c0068`):
     a DNF whose L layer stands 48.6 degrees out. Camera 2 measures it (-40.6) and also another
     axis's cut 23.1 degrees out, which no intact puzzle shows; camera 0 measures that cut in line
     (+0.1). Only two cameras measure the pair, so no majority can say which is wrong, and the
     capture went to a judge. Camera 2 gave itself away: it is left out, and the DNF stands on
-    the other views, every facelet read with its true colour."""
+    the other views, every facelet read with its true colour. (Camera 1's loose fit is kept
+    here, as before session 38. Looked for again at 1280 pixels it becomes a tight fit that
+    measures the L layer in line, +0.2, against cameras 0 and 2's -42.1 and -40.6: the views
+    disagree, and the capture goes to a judge.)"""
     from judgecam.vision.evaluate import score_capture
 
     folder = repo_root / "tests" / "vision" / "data" / "seed2026-rig3-c0068"

@@ -395,9 +395,26 @@ def test_fusion_reads_a_blown_out_sticker_by_another_views_projected_sample() ->
     blue = _sample((32.0, 28.0, -60.0), 1070.0, True)
     kept = _consistent([blown, blue])
     assert kept is not None and len(kept) == 1 and kept[0] is blue
-    # A white that is not blown out keeps its outline's word against a projected colour.
+    # A white that is not blown out keeps its outline's word against a projected colour,
+    # unless a calibrated rig put the views together (next test): then neither is trusted.
     white = _sample((86.0, 0.0, 1.0), 1400.0, False)
     assert _consistent([white, blue]) == [white]
+    assert _consistent([white, blue], calibrated=True) is None
+    # Darker or more saturated than the projected sample, the outline keeps its word.
+    red = _sample((45.0, 62.0, 45.0), 1400.0, False)
+    assert _consistent([red, blue], calibrated=True) == [red]
+
+
+def test_fusion_does_not_let_a_pale_outline_overrule_a_projected_colour() -> None:
+    # Corpus c0176 under a warm cast: cam0, a lamp's panel mirrored into it, outlined a red
+    # sticker at L 90, chroma 34 (the warm light's own colour added), named white; cam1
+    # sampled the cell where its fit projects it: red, L 47, chroma 76. The outline won, the
+    # red was read white and a +2 read DNF. Lighter and paler than the projected colour, the
+    # outline is what a reflection makes of it: with the views put together by the rig's
+    # poses, the facelet is left unseen.
+    pale = _sample((89.9, 3.1, 33.8), 1200.0, False)
+    red = _sample((47.1, 60.2, 46.6), 900.0, True)
+    assert _consistent([pale, red], calibrated=True) is None
 
 
 def test_fusion_reads_a_glare_washed_sample_as_the_saturated_one() -> None:
