@@ -505,9 +505,9 @@ def _fused_samples(
 
     Where the views disagree, a projected sample gives way to a detected sticker's unless that
     is lighter and paler between views a calibrated rig put together (`_paler`: a reflection
-    over it; then neither is trusted), and a washed-out sample gives way to
-    the saturated one (see `_washed_out`; `calibrated`: the views a calibrated rig put
-    together); any other disagreement leaves the facelet unseen.
+    over it; then neither is trusted), and a washed-out sample gives way to the saturated one
+    (see `_washed_out`; `calibrated`: the views a calibrated rig put together); any other
+    disagreement leaves the facelet unseen.
     """
     from judgecam.vision.color_model import FaceletSample
 
