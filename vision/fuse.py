@@ -581,17 +581,22 @@ MIN_OWN_CHROMA = 20.0
 WASHED_OUT_LIGHTNESS = 95.0
 
 
+def _chroma(lab: NDArray[np.float64]) -> float:
+    """CIELAB chroma: the distance of (a, b) from grey."""
+    return float(np.hypot(lab[1], lab[2]))
+
+
 def _washed_out(
     washed: NDArray[np.float64], saturated: NDArray[np.float64], calibrated: bool = False
 ) -> bool:
     """Whether `washed` looks like `saturated` under glare (lighter, nearly white; blown out
     unless both views were put together by a calibrated rig)."""
-    own = float(np.hypot(saturated[1], saturated[2]))
+    own = _chroma(saturated)
     return (
         (calibrated or float(washed[0]) >= WASHED_OUT_LIGHTNESS)
         and float(washed[0]) > float(saturated[0])
         and own >= MIN_OWN_CHROMA
-        and float(np.hypot(washed[1], washed[2])) <= WASHED_OUT_CHROMA_FRACTION * own
+        and _chroma(washed) <= WASHED_OUT_CHROMA_FRACTION * own
     )
 
 
@@ -603,8 +608,8 @@ SHEEN_CHROMA_FRACTION = 0.6
 
 def _sheened(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
     """Whether `sample` looks like `other` with a sheen on it (lighter, markedly less chroma)."""
-    chroma = float(np.hypot(sample[1], sample[2]))
-    other_chroma = float(np.hypot(other[1], other[2]))
+    chroma = _chroma(sample)
+    other_chroma = _chroma(other)
     return (
         float(sample[0]) > float(other[0])
         and other_chroma >= MIN_OWN_CHROMA
@@ -615,9 +620,7 @@ def _sheened(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
 def _paler(sample: NDArray[np.float64], other: NDArray[np.float64]) -> bool:
     """Whether CIELAB `sample` is lighter than `other` and less chromatic: what light added
     over a sticker (a reflection, a sheen) makes of its colour."""
-    return float(sample[0]) > float(other[0]) and float(np.hypot(sample[1], sample[2])) < float(
-        np.hypot(other[1], other[2])
-    )
+    return float(sample[0]) > float(other[0]) and _chroma(sample) < _chroma(other)
 
 
 def _consistent(
@@ -634,7 +637,7 @@ def _consistent(
     detected = [s for s in samples if not s[3]]
     if detected and len(detected) < len(samples):
         projected = [s for s in samples if s[3]]
-        saturated = max(projected, key=lambda s: float(np.hypot(s[0][1], s[0][2])))
+        saturated = max(projected, key=lambda s: _chroma(s[0]))
         if all(_washed_out(s[0], saturated[0]) for s in detected):
             # A sticker blown out by a reflected light still has an outline; the colour is
             # where the light is not (1618 hands c0028: a lamp mirrored over a blue face).
@@ -651,7 +654,7 @@ def _consistent(
             return None
         # A detected sticker's outline is firmer evidence than a projected cell's inside.
         return _consistent(detected, calibrated)
-    saturated = max(samples, key=lambda s: float(np.hypot(s[0][1], s[0][2])))
+    saturated = max(samples, key=lambda s: _chroma(s[0]))
     rest = [s for s in samples if s is not saturated]
     if all(
         not _conflicts([[saturated[0], s[0]]]) or _washed_out(s[0], saturated[0], calibrated)
