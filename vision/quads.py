@@ -14,13 +14,15 @@ import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 logger = logging.getLogger(__name__)
+
+FloatPoint = NDArray[np.float64]
 
 #: Least area / convex hull area of a patch: triangles lose more to their acute corners.
 MIN_SOLIDITY: dict[int, float] = {3: 0.78, 4: 0.85}
@@ -29,6 +31,22 @@ MIN_SOLIDITY: dict[int, float] = {3: 0.78, 4: 0.85}
 #: above sensor noise.
 EDGE_LOW = 20.0
 EDGE_HIGH = 60.0
+#: Two triangles of one colour side by side whose gap is too thin to show outline one
+#: parallelogram: a Pyraminx face seen at a slant narrows the gaps that run across its tilt
+#: (corpus c0158's top view: its yellow face outlined as parallelograms, not one triangle).
+#: A four-cornered outline looked for as triangles, whose opposite sides are parallel and of one
+#: length within PAIR_SIDE_TOLERANCE (of the longer), is split into its two triangles along the
+#: diagonal where the gap still shows: darker by PAIR_GAP_CONTRAST (a fraction of its brightness)
+#: than the other diagonal, which crosses the two triangles' insides (and the gap only at the
+#: middle, which is not looked at). A parallelogram of one sticker shows no such diagonal.
+PAIR_SIDE_TOLERANCE = 0.2
+PAIR_GAP_CONTRAST = 0.1
+#: Along a diagonal, the gap is looked for at these fractions of its length (the middle, where
+#: both diagonals cross, and the corners, where the outline rounds, left out), each point the
+#: darkest within PAIR_GAP_REACH pixels across the diagonal (a rough corner is a pixel or two
+#: off, and the gap may be one pixel wide).
+PAIR_GAP_FRACTIONS = (0.15, 0.22, 0.29, 0.36, 0.64, 0.71, 0.78, 0.85)
+PAIR_GAP_REACH = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,14 +113,51 @@ def _polygon_from_hull(hull: NDArray[np.float32], sides: int) -> NDArray[np.floa
 def _refine_corners(
     polygon: NDArray[np.float32], outline: NDArray[np.float32]
 ) -> NDArray[np.float64]:
-    """Intersect straight lines fitted to the outline points nearest each polygon side."""
-    sides = len(polygon)
+    """Intersect straight lines fitted to the outline points nearest each polygon side (the
+    rough corners where that fails, see `_refined_corners`)."""
+    refined = _refined_corners(polygon, outline)
+    return polygon.astype(np.float64) if refined is None else refined
+
+
+def _refined_corners(
+    polygon: NDArray[np.float32], outline: NDArray[np.float32]
+) -> NDArray[np.float64] | None:
+    """`_refine_corners`, or None where it fails: a side too short or with too few outline
+    points, two sides parallel, or a refined corner far from its rough one."""
     starts = polygon.astype(np.float64)
+    lines = _outline_side_lines(starts, outline)
+    if lines is None:
+        return None
+    corners = []
+    for side in range(len(starts)):
+        corner = _intersection(lines[side - 1], lines[side])
+        if corner is None:
+            return None
+        corners.append(corner)
+    refined = np.array(corners, dtype=np.float64)
+    # The refined corners must stay close to the rough ones.
+    following = np.arange(1, len(starts) + 1) % len(starts)
+    vectors = starts[following] - starts
+    lengths = np.sqrt(vectors[:, 0] * vectors[:, 0] + vectors[:, 1] * vectors[:, 1])
+    if np.abs(refined - starts).max() > 0.25 * lengths.min():
+        return None
+    return refined
+
+
+_Line = tuple[float, float, float, float]  # a point (x, y) on it and its unit direction (u, v)
+
+
+def _outline_side_lines(
+    starts: NDArray[np.float64], outline: NDArray[np.float32]
+) -> list[_Line] | None:
+    """A straight line fitted to the outline points nearest each side of the polygon `starts`
+    (side k from corner k to k + 1); None if a side is too short or has too few points."""
+    sides = len(starts)
     following = np.arange(1, sides + 1) % sides
     vectors = starts[following] - starts
     lengths = np.sqrt(vectors[:, 0] * vectors[:, 0] + vectors[:, 1] * vectors[:, 1])
     if lengths.min() < 2:
-        return starts
+        return None
     points = outline.astype(np.float64)
     # Position along and distance from every side's line, for every outline point (one
     # coordinate at a time: contiguous (n, K) arrays instead of strided (n, K, 2) ones).
@@ -117,21 +172,18 @@ def _refine_corners(
     chosen = (owner[:, None] == np.arange(sides)) & (along > 0.15) & (along < 0.85)
     selected = [points[chosen[:, side]] for side in range(sides)]
     if min(len(points_of_side) for points_of_side in selected) < 4:
-        return starts
-    lines = [_side_line(points_of_side) for points_of_side in selected]
-    corners = []
-    for side in range(sides):
-        (x1, y1, u1, v1), (x2, y2, u2, v2) = lines[side - 1], lines[side]
-        determinant = u1 * (-v2) - v1 * (-u2)
-        if abs(determinant) < 1e-6:
-            return starts
-        s = ((x2 - x1) * (-v2) - (y2 - y1) * (-u2)) / determinant
-        corners.append((x1 + s * u1, y1 + s * v1))
-    refined = np.array(corners, dtype=np.float64)
-    # The refined corners must stay close to the rough ones; otherwise keep the rough ones.
-    if np.abs(refined - starts).max() > 0.25 * lengths.min():
-        return starts
-    return refined
+        return None
+    return [_side_line(points_of_side) for points_of_side in selected]
+
+
+def _intersection(first: _Line, second: _Line) -> tuple[float, float] | None:
+    """Where two lines cross; None if they are (nearly) parallel."""
+    (x1, y1, u1, v1), (x2, y2, u2, v2) = first, second
+    determinant = u1 * (-v2) - v1 * (-u2)
+    if abs(determinant) < 1e-6:
+        return None
+    s = ((x2 - x1) * (-v2) - (y2 - y1) * (-u2)) / determinant
+    return x1 + s * u1, y1 + s * v1
 
 
 def _side_line(selected: NDArray[np.float64]) -> tuple[float, float, float, float]:
@@ -184,11 +236,17 @@ def find_patches(
         masks.append(patch_mask(smooth, block, margin))
     max_area = max_area_fraction * height * width
     rough: list[_Rough] = []
+    pairs: list[_Rough] = []
     for mask in masks:
         # The outlines as they come (int32 arrays): hundreds a mask, most of them too short.
         contours, _ = cv2.findContours(mask, cv2.RETR_LIST, cv2.CHAIN_APPROX_NONE)
         outlines = cast("Sequence[NDArray[np.int32]]", contours)
-        rough.extend(_rough_polygons(outlines, sides, min_area, max_area, size_range))
+        rough.extend(_rough_polygons(outlines, sides, min_area, max_area, size_range, pairs))
+    if pairs:
+        if value is None:
+            value = brightness(image)
+        for pair in pairs:
+            rough.extend(_split_pair(pair, value, refine, min_area))
     kept = _deduplicate(rough)
     patches = []
     for candidate in kept:
@@ -265,10 +323,12 @@ def _rough_polygons(
     min_area: float,
     max_area: float,
     size_range: tuple[float, float] | None = None,
+    pairs: list[_Rough] | None = None,
 ) -> list[_Rough]:
     """Outlines approximated by convex polygons of `sides` corners, of an area in range and a
     size (square root of area) in `size_range`, checked before the hull: the hull of a long
-    outline (a large blob of the wrong size) costs the most."""
+    outline (a large blob of the wrong size) costs the most. Looking for triangles, outlines
+    that are parallelograms instead go to `pairs` (see PAIR_SIDE_TOLERANCE)."""
     found = []
     # A closed outline of n pixel steps (each at most sqrt(2) long) encloses at most
     # n^2 / (2 pi) pixels (the isoperimetric inequality): shorter ones are too small to measure.
@@ -286,13 +346,13 @@ def _rough_polygons(
         if hull_area <= 0 or area / hull_area < MIN_SOLIDITY.get(sides, 0.85):
             continue
         polygon = _polygon_from_hull(hull.astype(np.float32), sides)
-        if polygon is None:
-            continue
-        polygon_area = cv2.contourArea(polygon)
-        if polygon_area <= 0:
-            continue
-        fill = area / polygon_area
-        if not 0.8 <= fill <= 1.25:
+        polygon_area = 0.0 if polygon is None else cv2.contourArea(polygon)
+        fill = area / polygon_area if polygon_area > 0 else 0.0
+        if polygon is None or not 0.8 <= fill <= 1.25:
+            if sides == 3 and pairs is not None:
+                pair = _parallelogram(hull, contour, area)
+                if pair is not None:
+                    pairs.append(pair)
             continue
         sides_px = polygon[np.arange(1, sides + 1) % sides] - polygon
         edges = np.sqrt(sides_px[:, 0] * sides_px[:, 0] + sides_px[:, 1] * sides_px[:, 1])
@@ -301,6 +361,72 @@ def _rough_polygons(
         outline = contour.reshape(-1, 2).astype(np.float32)
         found.append(_Rough(polygon, outline, float(area), float(fill)))
     return found
+
+
+def _parallelogram(hull: NDArray[Any], contour: NDArray[Any], area: float) -> _Rough | None:
+    """The outline as a parallelogram (see PAIR_SIDE_TOLERANCE), or None if it is none."""
+    if area / max(cv2.contourArea(hull), 1e-9) < MIN_SOLIDITY[4]:
+        return None
+    polygon = _polygon_from_hull(hull.astype(np.float32), 4)
+    if polygon is None:
+        return None
+    polygon_area = cv2.contourArea(polygon)
+    if polygon_area <= 0 or not 0.8 <= area / polygon_area <= 1.25:
+        return None
+    sides = polygon[[1, 2, 3, 0]].astype(np.float64) - polygon
+    lengths = np.hypot(sides[:, 0], sides[:, 1])
+    for first, second in ((0, 2), (1, 3)):
+        # Opposite sides of a parallelogram are one vector, walked the other way.
+        gap = np.hypot(*(sides[first] + sides[second]))
+        if gap > PAIR_SIDE_TOLERANCE * max(lengths[first], lengths[second]):
+            return None
+    outline = contour.reshape(-1, 2).astype(np.float32)
+    return _Rough(polygon, outline, float(area), float(area / polygon_area))
+
+
+def _diagonal_darkness(value: NDArray[np.uint8], start: FloatPoint, end: FloatPoint) -> float:
+    """Median brightness along a diagonal at PAIR_GAP_FRACTIONS, each point the darkest within
+    PAIR_GAP_REACH pixels across it."""
+    direction = end - start
+    across = np.array([-direction[1], direction[0]]) / max(float(np.hypot(*direction)), 1e-9)
+    offsets = np.arange(-PAIR_GAP_REACH, PAIR_GAP_REACH + 1, dtype=np.float64)
+    fractions = np.asarray(PAIR_GAP_FRACTIONS)
+    points = (
+        start + fractions[:, None, None] * direction + offsets[None, :, None] * across
+    )  # (fractions, offsets, 2)
+    height, width = value.shape
+    x = np.clip(np.rint(points[..., 0]), 0, width - 1).astype(np.intp)
+    y = np.clip(np.rint(points[..., 1]), 0, height - 1).astype(np.intp)
+    return float(np.median(value[y, x].min(axis=1)))
+
+
+def _split_pair(
+    pair: _Rough, value: NDArray[np.uint8], refine: bool, min_area: float
+) -> list[_Rough]:
+    """A parallelogram's two triangles, split along the diagonal where their gap shows (see
+    PAIR_GAP_CONTRAST); none if no gap shows, or the triangles would be too small.
+
+    With `refine`, their corners are the parallelogram's refined on its outline, and none are
+    given where that fails: the rough corners of a cut-off or bent outline put a tip 5.9
+    degrees off at 3.9, one sticker's corners fitting it tightly (corpus c0017 cam0)."""
+    if pair.area / 2 < min_area:
+        return []
+    corners = pair.polygon.astype(np.float64)
+    if refine:
+        refined = _refined_corners(pair.polygon, pair.outline)
+        if refined is None:
+            return []
+        corners = refined
+    first = _diagonal_darkness(value, corners[0], corners[2])
+    second = _diagonal_darkness(value, corners[1], corners[3])
+    gap, (a, b, c, d) = (first, (0, 1, 2, 3)) if first <= second else (second, (1, 2, 3, 0))
+    if gap > (1.0 - PAIR_GAP_CONTRAST) * max(first, second):
+        return []
+    empty = np.empty((0, 2), np.float32)
+    return [
+        _Rough(corners[[a, b, c]].astype(np.float32), empty, pair.area / 2, pair.fill),
+        _Rough(corners[[a, c, d]].astype(np.float32), empty, pair.area / 2, pair.fill),
+    ]
 
 
 def _clockwise(corners: NDArray[np.float64]) -> NDArray[np.float64]:

@@ -699,6 +699,28 @@ def test_a_fit_too_loose_to_use_is_looked_for_again_at_larger_widths(corpus_dir:
     assert score.placed_right == score.placed
 
 
+def test_a_pyraminx_face_outlined_as_parallelograms_is_read_as_its_triangles(
+    corpus_dir: Path,
+) -> None:
+    """Corpus c0158's top view sees the yellow face at a slant: the gaps across the tilt are too
+    thin for the thresholds to cut, and each pair of yellow triangles outlines one
+    parallelogram, no triangle. Split along the diagonal where the faint gap shows, the face is
+    outlined, 21 triangles are placed (6 before), every one where the truth has it, and the DNF
+    (two tip and layer turns) is read with the camera's pose instead of a review for 30 facelets
+    unseen."""
+    from judgecam.vision.evaluate import evaluate_view
+    from judgecam.vision.pipeline import judge_views
+
+    (view,), truth = _analysed_views(corpus_dir, "c0158")
+    score = evaluate_view(view, truth["views"][0], truth, puzzle_model(truth["puzzle"]))
+    assert score.placed >= 18
+    assert score.placed_right == score.placed
+    pose = np.asarray(truth["views"][0]["world_from_camera"], dtype=np.float64)
+    result = judge_views([view], truth["puzzle"], None, None, [pose])
+    assert truth["verdict"] == "DNF"
+    assert result.verdict == "DNF", result.reasons
+
+
 def test_a_solved_pyraminx_whose_loose_view_is_read_at_full_size_is_confirmed(
     corpus_dir: Path,
 ) -> None:

@@ -85,3 +85,57 @@ def test_uniform_and_noise_images_have_no_patches() -> None:
 def test_brightness_is_the_channel_maximum() -> None:
     image = np.array([[[10, 200, 30], [90, 5, 60]]], np.uint8)
     np.testing.assert_array_equal(brightness(image), [[200, 90]])
+
+
+def _triangle_pair(squash: float) -> tuple[np.ndarray, np.ndarray]:
+    """Two equilateral triangles (side 60 px) sharing an edge, seen squashed by `squash` across
+    that edge and turned 20 degrees: (the parallelogram's corners, the shared edge's ends)."""
+    side, height = 60.0, 60.0 * np.sqrt(3) / 2
+    corners = np.array([[0.0, 0.0], [side / 2, -height], [side, 0.0], [side / 2, height]])
+    corners[:, 1] *= squash
+    t = np.deg2rad(20.0)
+    rot = np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+    corners = (corners - [side / 2, 0.0]) @ rot.T + [160.0, 120.0]
+    return corners, corners[[0, 2]]
+
+
+def _pair_board(corners: np.ndarray, gap: np.ndarray | None) -> np.ndarray:
+    """Black body, one bright parallelogram, and across it, if `gap`, a faint one-pixel line
+    (25 % darker than the sticker): a gap too thin for the threshold to cut."""
+    image = _board([corners], background=20, color=(40, 200, 220))
+    if gap is not None:
+        ends = np.rint(gap * 16).astype(np.int32)
+        cv2.line(image, tuple(ends[0]), tuple(ends[1]), (30, 150, 165), 1, cv2.LINE_AA, 4)
+    return image
+
+
+@pytest.mark.parametrize("squash", [1.0, 0.4])
+def test_a_parallelogram_with_a_faint_diagonal_gap_is_two_triangles(squash: float) -> None:
+    corners, gap = _triangle_pair(squash)
+    patches = find_patches(_pair_board(corners, gap), sides=3, method="brightness")
+    expected = [corners[[0, 1, 2]].mean(axis=0), corners[[0, 2, 3]].mean(axis=0)]
+    assert len(patches) == 2
+    # At 0.4 the shared edge is the longer diagonal on screen: the split follows the gap.
+    found = sorted((p.center for p in patches), key=lambda c: float(c[1]))
+    np.testing.assert_allclose(found, sorted(expected, key=lambda c: float(c[1])), atol=1.5)
+    # Each triangle's corners are the parallelogram's, refined on its outline: within a pixel
+    # and a half of the truth's (the threshold's outline sits a pixel or so inside the edge).
+    for patch in patches:
+        truth = min(
+            (corners[[0, 1, 2]], corners[[0, 2, 3]]),
+            key=lambda t: float(np.linalg.norm(t.mean(axis=0) - patch.center)),
+        )
+        assert patch.corners.shape == (3, 2)
+        worst = min(
+            float(np.abs(np.roll(patch.corners, k, axis=0) - ordered).max())
+            for k in range(3)
+            for ordered in (truth, truth[::-1])
+        )
+        assert worst < 2.0
+
+
+def test_a_parallelogram_without_a_gap_is_no_triangle() -> None:
+    corners, _ = _triangle_pair(1.0)
+    assert find_patches(_pair_board(corners, None), sides=3, method="brightness") == ()
+    # A cube's sticker is a parallelogram too: looked for as quads it is one patch.
+    assert len(find_patches(_pair_board(corners, None), sides=4, method="brightness")) == 1
