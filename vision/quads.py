@@ -345,15 +345,14 @@ def _rough_polygons(
         hull_area = cv2.contourArea(hull)
         if hull_area <= 0 or area / hull_area < MIN_SOLIDITY.get(sides, 0.85):
             continue
-        polygon = _polygon_from_hull(hull.astype(np.float32), sides)
-        polygon_area = 0.0 if polygon is None else cv2.contourArea(polygon)
-        fill = area / polygon_area if polygon_area > 0 else 0.0
-        if polygon is None or not 0.8 <= fill <= 1.25:
+        filled = _filled_polygon(hull, sides, area)
+        if filled is None:
             if sides == 3 and pairs is not None:
-                pair = _parallelogram(hull, contour, area)
+                pair = _parallelogram(hull, contour, area, area / hull_area)
                 if pair is not None:
                     pairs.append(pair)
             continue
+        polygon, fill = filled
         sides_px = polygon[np.arange(1, sides + 1) % sides] - polygon
         edges = np.sqrt(sides_px[:, 0] * sides_px[:, 0] + sides_px[:, 1] * sides_px[:, 1])
         if edges.min() < 0.2 * edges.max():
@@ -363,16 +362,28 @@ def _rough_polygons(
     return found
 
 
-def _parallelogram(hull: NDArray[Any], contour: NDArray[Any], area: float) -> _Rough | None:
+def _filled_polygon(
+    hull: NDArray[Any], sides: int, area: float
+) -> tuple[NDArray[np.float32], float] | None:
+    """The hull's best polygon of `sides` corners and how the outline's `area` fills it; None
+    if there is none or the fill is outside 0.8-1.25 (the outline is another shape)."""
+    polygon = _polygon_from_hull(hull.astype(np.float32), sides)
+    polygon_area = 0.0 if polygon is None else cv2.contourArea(polygon)
+    if polygon is None or polygon_area <= 0 or not 0.8 <= area / polygon_area <= 1.25:
+        return None
+    return polygon, area / polygon_area
+
+
+def _parallelogram(
+    hull: NDArray[Any], contour: NDArray[Any], area: float, solidity: float
+) -> _Rough | None:
     """The outline as a parallelogram (see PAIR_SIDE_TOLERANCE), or None if it is none."""
-    if area / max(cv2.contourArea(hull), 1e-9) < MIN_SOLIDITY[4]:
+    if solidity < MIN_SOLIDITY[4]:
         return None
-    polygon = _polygon_from_hull(hull.astype(np.float32), 4)
-    if polygon is None:
+    filled = _filled_polygon(hull, 4, area)
+    if filled is None:
         return None
-    polygon_area = cv2.contourArea(polygon)
-    if polygon_area <= 0 or not 0.8 <= area / polygon_area <= 1.25:
-        return None
+    polygon, fill = filled
     sides = polygon[[1, 2, 3, 0]].astype(np.float64) - polygon
     lengths = np.hypot(sides[:, 0], sides[:, 1])
     for first, second in ((0, 2), (1, 3)):
@@ -381,7 +392,7 @@ def _parallelogram(hull: NDArray[Any], contour: NDArray[Any], area: float) -> _R
         if gap > PAIR_SIDE_TOLERANCE * max(lengths[first], lengths[second]):
             return None
     outline = contour.reshape(-1, 2).astype(np.float32)
-    return _Rough(polygon, outline, float(area), float(area / polygon_area))
+    return _Rough(polygon, outline, float(area), float(fill))
 
 
 def _diagonal_darkness(value: NDArray[np.uint8], start: FloatPoint, end: FloatPoint) -> float:
