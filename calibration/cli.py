@@ -97,15 +97,12 @@ def _usage(message: str) -> Exception:
 
 
 def _read_image(path: Path) -> NDArray[np.uint8]:
-    import cv2
-    import numpy as np
+    from judgecam.device.image_files import ImageFileError, read_image
 
-    if not path.is_file():
-        raise _usage(f"{path}: no such image")
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None:
-        raise _usage(f"{path}: not a readable image")
-    return np.asarray(image, dtype=np.uint8)
+    try:
+        return read_image(path)
+    except ImageFileError as error:
+        raise _usage(str(error)) from None
 
 
 # ----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from typing import Any, Self
 import cv2
 import numpy as np
 
+from judgecam.device.image_files import ImageFileError, read_image
 from judgecam.device.session import RecordedFrame, is_session, load_session
 from judgecam.device.sources import CameraLost, CameraSettings, Frame
 
@@ -83,9 +84,10 @@ class ImageSequenceSource:
             # A recorded loss is for good: every later read (reconnect attempts) fails too.
             raise CameraLost(f"camera {self._camera} vanished (recorded loss)")
         path = self._root / recorded.file
-        image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-        if image is None:
-            raise CameraLost(f"camera {self._camera}: cannot read frame {path}")
+        try:
+            image = read_image(path)
+        except ImageFileError as error:
+            raise CameraLost(f"camera {self._camera}: {error}") from None
         index = self._next
         self._next += 1
         self._resolution = (image.shape[1], image.shape[0])

@@ -64,17 +64,13 @@ def register(subparsers: Any) -> None:
 
 
 def _load_image(path: Path) -> NDArray[np.uint8]:
-    import cv2
-    import numpy as np
-
     from judgecam.cli import UsageError
+    from judgecam.device.image_files import ImageFileError, read_image
 
-    if not path.is_file():
-        raise UsageError(f"no such image: {path}")
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
-    if image is None or image.size == 0:
-        raise UsageError(f"cannot read {path} as an image")
-    return np.asarray(image, dtype=np.uint8)
+    try:
+        return read_image(path)
+    except ImageFileError as error:
+        raise UsageError(str(error)) from None
 
 
 def _station(

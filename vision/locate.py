@@ -3,7 +3,8 @@
 A puzzle shows up as a tight cluster of similar-sized sticker-like patches; clutter gives
 isolated patches or patches of very different sizes. Patches are linked when they are about one
 sticker pitch apart and of similar size; each linked group of a few patches is a candidate
-region. A frame too dark to judge is refused here; `edge_width` measures blur for the pipeline,
+region. A frame too dark to judge, or one without colour (a camera in grey-scale or infrared
+mode), is refused here; `edge_width` measures blur for the pipeline,
 which also checks that the fitted puzzle lies inside the frame, so that later stages never
 guess on an unusable image.
 
@@ -26,6 +27,13 @@ logger = logging.getLogger(__name__)
 
 #: Below this mean brightness (0..255) a frame is too dark to judge.
 MIN_MEAN_BRIGHTNESS = 25.0
+#: A pixel shows colour when its channels differ by more than this (0..255): a grey-scale frame
+#: stored as BGR has all three equal, and its JPEG stays within a step or two.
+GREY_CHANNEL_SPREAD = 4
+#: A frame with colour in fewer than this fraction of its pixels is taken as grey-scale: a grey
+#: frame has none (even as JPEG quality 30), every corpus view and real photo 3 % or more, also
+#: darkened, flattened or under any other `perturb` kind; a puzzle's own stickers fill more.
+MIN_COLOUR_FRACTION = 1e-3
 #: Fewest linked patches that make a puzzle candidate (a 2x2x2 face shows 4).
 MIN_PATCHES = 3
 #: Stage 1 looks at a copy of the frame this wide (pixels): enough for stickers, and fast.
@@ -174,9 +182,21 @@ def find_puzzles(
         for group in groups
     ]
     regions.sort(key=lambda region: (len(region.patches), region.confidence), reverse=True)
+    if regions and colour_fraction(small) < MIN_COLOUR_FRACTION:
+        # Shapes like a puzzle's, but no colours to read them by: a camera in mono mode.
+        problems.append("image has no colour (a grey-scale frame: is the camera in mono mode?)")
+        return PuzzleSearch((), mean_brightness, tuple(problems))
     if not regions:
         problems.append("no puzzle found (no group of sticker-like patches)")
     return PuzzleSearch(tuple(regions), mean_brightness, tuple(problems))
+
+
+def colour_fraction(image: NDArray[np.uint8]) -> float:
+    """Fraction of a BGR image's pixels whose channels differ by more than
+    GREY_CHANNEL_SPREAD: about 0 for a grey-scale frame, whatever its brightness."""
+    blue, green, red = cv2.split(image)
+    spread = cv2.subtract(cv2.max(cv2.max(blue, green), red), cv2.min(cv2.min(blue, green), red))
+    return float(np.count_nonzero(np.asarray(spread) > GREY_CHANNEL_SPREAD)) / max(spread.size, 1)
 
 
 def edge_width(image: NDArray[np.uint8], outlines: list[NDArray[np.float64]]) -> float | None:

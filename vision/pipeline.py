@@ -223,6 +223,7 @@ VIEW_LOST_PROBLEMS = (
     "the puzzle is partly outside the frame",
     "image too blurred",
     "image too dark",
+    "image has no colour",
 )
 
 

@@ -121,6 +121,17 @@ def test_session_replay_and_recorded_camera_loss(tmp_path: Path) -> None:
                 right.read()
 
 
+def test_a_recorded_frame_cut_short_is_a_camera_loss_that_says_so(tmp_path: Path) -> None:
+    for i in range(2):
+        cv2.imwrite(str(tmp_path / f"{i:03d}.jpg"), np.full((48, 64, 3), 60 + i, np.uint8))
+    whole = (tmp_path / "001.jpg").read_bytes()
+    (tmp_path / "001.jpg").write_bytes(whole[: len(whole) - 40])
+    with open_replay(tmp_path, fps=10.0) as source:
+        assert source.read() is not None
+        with pytest.raises(CameraLost, match=r"001\.jpg is cut short"):
+            source.read()
+
+
 def test_unusable_recordings_say_why(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="no such recording"):
         open_replay(tmp_path / "missing")

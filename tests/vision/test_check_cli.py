@@ -134,6 +134,7 @@ def test_overlay_is_written(cube_image, tmp_path, capsys) -> None:
     [
         (["missing.jpg", "--puzzle", "333"], "no such image"),
         (["CORRUPT", "--puzzle", "333"], "cannot read"),
+        (["CUT", "--puzzle", "333"], "is cut short (a JPEG without its end marker)"),
         (["IMAGE", "--puzzle", "333", "--intrinsics", "nothing.yml"], "no such intrinsics file"),
         (["IMAGE", "--puzzle", "333", "--intrinsics", "BADYAML"], ""),
     ],
@@ -143,11 +144,16 @@ def test_unusable_input_exits_2_with_one_line(
 ) -> None:
     corrupt = tmp_path / "corrupt.jpg"
     corrupt.write_bytes(b"not an image at all")
+    cut = tmp_path / "cut.jpg"
+    jpeg = cv2.imencode(".jpg", cv2.imread(str(cube_image)))[1].tobytes()
+    cut.write_bytes(jpeg[: len(jpeg) // 2])
     bad = tmp_path / "bad.yml"
     bad.write_text("%YAML:1.0\ncamera_matrix: [1, 2\n", encoding="utf-8")
     replaced = [
         str(corrupt)
         if a == "CORRUPT"
+        else str(cut)
+        if a == "CUT"
         else str(cube_image)
         if a == "IMAGE"
         else str(bad)

@@ -1,10 +1,22 @@
-"""Stage 1's sticker scale when clutter of another size is linked to the puzzle."""
+"""Stage 1: the sticker scale when clutter of another size is linked to the puzzle, and
+frames refused before any search (grey-scale)."""
 
 from __future__ import annotations
 
-import numpy as np
+from pathlib import Path
 
-from judgecam.vision.locate import _region, close_up_region
+import cv2
+import numpy as np
+import pytest
+
+from judgecam.vision.locate import (
+    MIN_COLOUR_FRACTION,
+    _region,
+    close_up_region,
+    colour_fraction,
+    find_puzzles,
+)
+from judgecam.vision.perturb import perturbed
 from judgecam.vision.quads import Patch
 
 
@@ -28,3 +40,34 @@ def test_close_up_puzzle_among_small_clutter_gets_its_own_sticker_size() -> None
 def test_puzzle_of_one_sticker_size_has_no_close_up_alternative() -> None:
     stickers = [_patch(100 + 60 * i, 100 + 60 * j, 50 + i) for i in range(3) for j in range(3)]
     assert close_up_region(_region(tuple(stickers), (720, 1280))) is None
+
+
+def _grey(image: np.ndarray) -> np.ndarray:
+    return cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR)
+
+
+@pytest.mark.parametrize("view", ["c0074_cam0.jpg", "c0180_cam1.jpg", "c0097_cam0.jpg"])
+def test_colour_is_told_from_grey_with_a_wide_margin(corpus_dir: Path, view: str) -> None:
+    """The corpus views with the least colour keep 3 % or more of their pixels coloured, also
+    darkened and flattened (the perturbations that take most colour away); the same views in
+    grey-scale, as JPEG quality 30 too, have none."""
+    image = cv2.imread(str(corpus_dir / view), cv2.IMREAD_COLOR)
+    for coloured in (image, perturbed(image, "dark", view), perturbed(image, "flat", view)):
+        assert colour_fraction(coloured) > 0.03 > 10 * MIN_COLOUR_FRACTION
+    ok, encoded = cv2.imencode(".jpg", _grey(image), [cv2.IMWRITE_JPEG_QUALITY, 30])
+    assert ok
+    assert colour_fraction(_grey(image)) == 0.0
+    assert colour_fraction(cv2.imdecode(encoded, cv2.IMREAD_COLOR)) == 0.0
+
+
+def test_a_grey_scale_frame_of_a_puzzle_is_refused_for_its_colour(corpus_dir: Path) -> None:
+    image = cv2.imread(str(corpus_dir / "c0163_cam0.jpg"), cv2.IMREAD_COLOR)
+    assert find_puzzles(image).candidates  # found in colour
+    search = find_puzzles(_grey(image))
+    assert search.candidates == ()
+    assert search.problems == (
+        "image has no colour (a grey-scale frame: is the camera in mono mode?)",
+    )
+    # An empty grey frame is no puzzle found, as before: nothing there to read colours on.
+    empty = find_puzzles(np.full_like(image, 128))
+    assert empty.problems == ("no puzzle found (no group of sticker-like patches)",)

@@ -55,6 +55,11 @@ def test_clean_view_is_found_without_problems(cube_view) -> None:
         ("dark", lambda image: (image * 0.05).astype(np.uint8), "too dark"),
         ("blurred", lambda image: cv2.GaussianBlur(image, (0, 0), 9), "blur"),
         (
+            "grey-scale",
+            lambda image: cv2.cvtColor(cv2.cvtColor(image, cv2.COLOR_BGR2GRAY), cv2.COLOR_GRAY2BGR),
+            "image has no colour",
+        ),
+        (
             "cut",
             lambda image: np.ascontiguousarray(np.roll(image, 560, axis=1)),
             "outside the frame",
