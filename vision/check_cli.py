@@ -115,18 +115,37 @@ def _intrinsics(
         models = [None if path is None else load_intrinsics(path) for path in paths]
     except CalibrationError as error:
         raise UsageError(str(error)) from None
+    files = list(paths)
     if len(models) == 1:
-        models = models * len(images)
+        models, files = models * len(images), files * len(images)
     result = []
-    for model, size in zip(models, sizes, strict=True):
+    for model, size, path in zip(models, sizes, files, strict=True):
         if model is None:
             result.append(Intrinsics.assumed_for(*size))
             continue
         if model.image_size != size:
+            if not _same_aspect(model.image_size, size):
+                # Another aspect ratio is another crop of the sensor, not a scaled image:
+                # stretched to fit, the intrinsics would make pixels non-square.
+                raise UsageError(
+                    f"{path}: intrinsics for {model.image_size[0]}x{model.image_size[1]} do not "
+                    f"fit a {size[0]}x{size[1]} image (another aspect ratio): calibrate the "
+                    "camera at this resolution, or give the file's image_width/height"
+                )
             # Same camera at another resolution: the field of view is kept.
             model = model.scaled_to(*size)
         result.append(Intrinsics.from_camera_model(model))
     return result
+
+
+#: Image sizes whose aspect ratios differ by at most this fraction are one sensor area scaled
+#: (a size given by the principal point alone, 2 c + 1, is a pixel off).
+ASPECT_TOLERANCE = 0.01
+
+
+def _same_aspect(first: tuple[int, int], second: tuple[int, int]) -> bool:
+    ratio = (first[0] * second[1]) / (first[1] * second[0])
+    return abs(ratio - 1.0) <= ASPECT_TOLERANCE
 
 
 def run(args: argparse.Namespace) -> int:

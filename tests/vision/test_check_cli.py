@@ -137,6 +137,10 @@ def test_overlay_is_written(cube_image, tmp_path, capsys) -> None:
         (["CUT", "--puzzle", "333"], "is cut short (a JPEG without its end marker)"),
         (["IMAGE", "--puzzle", "333", "--intrinsics", "nothing.yml"], "no such intrinsics file"),
         (["IMAGE", "--puzzle", "333", "--intrinsics", "BADYAML"], ""),
+        (
+            ["IMAGE", "--puzzle", "333", "--intrinsics", "FOUR_BY_THREE"],
+            "intrinsics for 1280x960 do not fit a 1280x720 image (another aspect ratio)",
+        ),
     ],
 )
 def test_unusable_input_exits_2_with_one_line(
@@ -150,7 +154,9 @@ def test_unusable_input_exits_2_with_one_line(
     bad = tmp_path / "bad.yml"
     bad.write_text("%YAML:1.0\ncamera_matrix: [1, 2\n", encoding="utf-8")
     replaced = [
-        str(corrupt)
+        str(_intrinsics_file(tmp_path, 1280, 960))
+        if a == "FOUR_BY_THREE"
+        else str(corrupt)
         if a == "CORRUPT"
         else str(cut)
         if a == "CUT"
@@ -166,6 +172,27 @@ def test_unusable_input_exits_2_with_one_line(
     assert err.startswith("judgecam check:")
     assert len(err.splitlines()) == 1
     assert message in err
+
+
+def test_intrinsics_of_another_resolution_and_the_same_aspect_are_scaled(
+    cube_image, tmp_path, capsys
+) -> None:
+    """A 16:9 calibration at 1920x1080 fits the 1280x720 view, scaled as one field of view:
+    the same answer as its own resolution's intrinsics."""
+    answers = []
+    for width, height in ((1280, 720), (1920, 1080)):
+        folder = tmp_path / f"{width}"
+        folder.mkdir()
+        file = _intrinsics_file(folder, width, height)
+        assert (
+            main(["check", str(cube_image), "--puzzle", "333", "--json", "--intrinsics", str(file)])
+            == 0
+        )
+        answers.append(json.loads(capsys.readouterr().out))
+    assert answers[0]["verdict"] == answers[1]["verdict"]
+    assert [p["angle_deg"] for p in answers[0]["pairs"]] == pytest.approx(
+        [p["angle_deg"] for p in answers[1]["pairs"]], abs=0.05
+    )
 
 
 def test_unknown_puzzle_is_a_usage_error(cube_image) -> None:
