@@ -36,6 +36,20 @@ COVERAGE_GRID = 3
 _DIST_SIZES = (4, 5, 8, 12, 14)
 
 
+#: Image sizes whose aspect ratios differ by at most this fraction show one sensor area, scaled
+#: (a size made up from the principal point alone, 2 c + 1, is a pixel off).
+ASPECT_TOLERANCE = 0.01
+
+
+def same_aspect(first: tuple[int, int], second: tuple[int, int]) -> bool:
+    """Whether intrinsics for images of one (width, height) fit the other by scaling alone.
+
+    Another aspect ratio is another crop of the sensor (a 4:3 mode of a 16:9 camera, or a USB
+    camera that fell back to 640x480): scaled to fit, the intrinsics would stretch the pixels."""
+    ratio = (first[0] * second[1]) / max(first[1] * second[0], 1)
+    return abs(ratio - 1.0) <= ASPECT_TOLERANCE
+
+
 class CalibrationError(ValueError):
     """Calibration refused (too few views, poor coverage) or an unusable intrinsics file."""
 

@@ -47,6 +47,8 @@ class OpenCVSource:
         self._capture: cv2.VideoCapture | None = None
         self._index = 0
         self._controls: dict[str, Any] = {}
+        #: The size of the frames the device actually sends (None before the first).
+        self._delivered: tuple[int, int] | None = None
 
     @property
     def name(self) -> str:
@@ -106,6 +108,18 @@ class OpenCVSource:
         ok, image = self._capture.retrieve()
         if not ok or image is None:
             raise CameraLost(f"camera {self._camera}: frame could not be decoded")
+        delivered = (int(image.shape[1]), int(image.shape[0]))
+        if delivered != self._delivered:
+            if delivered != self._resolution:
+                # A USB camera that cannot give the size asked for falls back to another
+                # (often 640x480) without an error: say so, and record what it sends.
+                logger.warning(
+                    "camera %s sends %dx%d frames, not the %dx%d asked for",
+                    self._camera,
+                    *delivered,
+                    *self._resolution,
+                )
+            self._delivered = delivered
         index = self._index
         self._index += 1
         return Frame(
@@ -116,8 +130,12 @@ class OpenCVSource:
         return CameraSettings(
             backend="opencv",
             camera=self._camera,
-            resolution=self._resolution,
-            controls={"device": self._device, **self._controls},
+            resolution=self._delivered or self._resolution,
+            controls={
+                "device": self._device,
+                "requested_resolution": list(self._resolution),
+                **self._controls,
+            },
         )
 
 

@@ -115,10 +115,28 @@ class VisionJudge:
         matrix, distortion = calibration.for_size(width, height)
         return Intrinsics(matrix, distortion)
 
+    def _misfit(self, frame: Frame) -> str | None:
+        """Why the camera's calibration does not fit its frame (another aspect ratio: the
+        camera is not in the mode it was calibrated in), or None."""
+        from judgecam.calibration.camera import same_aspect
+
+        calibration, _ = self._setup(frame)
+        height, width = frame.image.shape[:2]
+        if calibration is None or same_aspect(calibration.image_size, (width, height)):
+            return None
+        calibrated = f"{calibration.image_size[0]}x{calibration.image_size[1]}"
+        return (
+            f"camera {frame.camera} sends {width}x{height} frames but is calibrated for "
+            f"{calibrated}, another aspect ratio: set its resolution back or calibrate it again"
+        )
+
     def judge(self, views: Sequence[Frame], event: str) -> JudgeResult:
         puzzle = EVENT_PUZZLES.get(event)
         if puzzle is None:
             return JudgeResult("review", (f"the camera does not judge event {event!r}",))
+        misfits = tuple(m for m in (self._misfit(frame) for frame in views) if m is not None)
+        if misfits:
+            return JudgeResult("review", misfits, {"puzzle": puzzle}, {}, misfits)
         images = [(frame.camera, frame.image) for frame in views]
         intrinsics = [self._intrinsics(frame) for frame in views]
         poses = [self._setup(frame)[1] for frame in views]

@@ -100,7 +100,7 @@ def _intrinsics(
 ) -> list[Intrinsics]:
     """One camera model per image: from the files (one for all, or one per image; None for
     an image without one), or a Pi Camera Module 3's field of view, assumed and said."""
-    from judgecam.calibration.camera import CalibrationError, load_intrinsics
+    from judgecam.calibration.camera import CalibrationError, load_intrinsics, same_aspect
     from judgecam.cli import UsageError
     from judgecam.vision.camera import Intrinsics
 
@@ -124,9 +124,7 @@ def _intrinsics(
             result.append(Intrinsics.assumed_for(*size))
             continue
         if model.image_size != size:
-            if not _same_aspect(model.image_size, size):
-                # Another aspect ratio is another crop of the sensor, not a scaled image:
-                # stretched to fit, the intrinsics would make pixels non-square.
+            if not same_aspect(model.image_size, size):
                 raise UsageError(
                     f"{path}: intrinsics for {model.image_size[0]}x{model.image_size[1]} do not "
                     f"fit a {size[0]}x{size[1]} image (another aspect ratio): calibrate the "
@@ -136,16 +134,6 @@ def _intrinsics(
             model = model.scaled_to(*size)
         result.append(Intrinsics.from_camera_model(model))
     return result
-
-
-#: Image sizes whose aspect ratios differ by at most this fraction are one sensor area scaled
-#: (a size given by the principal point alone, 2 c + 1, is a pixel off).
-ASPECT_TOLERANCE = 0.01
-
-
-def _same_aspect(first: tuple[int, int], second: tuple[int, int]) -> bool:
-    ratio = (first[0] * second[1]) / (first[1] * second[0])
-    return abs(ratio - 1.0) <= ASPECT_TOLERANCE
 
 
 def run(args: argparse.Namespace) -> int:

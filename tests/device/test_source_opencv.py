@@ -51,6 +51,23 @@ def test_frames_with_monotonic_timestamps_and_analysis_stream(tmp_path: Path) ->
     assert settings.backend == "opencv" and "exposure" in settings.controls
 
 
+def test_settings_record_the_size_the_camera_sends_not_the_one_asked_for(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A USB camera asked for 1280x720 that can only send 640x360 (the video here): the
+    evidence records what was judged, and the log says the camera fell back."""
+    source = OpenCVSource(
+        str(_video(tmp_path / "cam.avi")), camera="usb0", resolution=(1280, 720), settle_frames=0
+    )
+    with source:
+        assert source.settings().resolution == (1280, 720)  # nothing delivered yet
+        source.read()
+        settings = source.settings()
+    assert settings.resolution == (640, 360)
+    assert settings.controls["requested_resolution"] == [1280, 720]
+    assert "camera usb0 sends 640x360 frames, not the 1280x720 asked for" in caplog.text
+
+
 def test_missing_device_is_a_camera_loss(tmp_path: Path) -> None:
     with pytest.raises(CameraLost, match="cannot open"), OpenCVSource(str(tmp_path / "none.avi")):
         pass

@@ -149,6 +149,24 @@ def test_cameras_without_a_pose_pass_none_and_no_poses_pass_nothing() -> None:
     assert without == {} and len(args) == 4
 
 
+def test_a_camera_sending_another_aspect_ratio_than_calibrated_is_a_review() -> None:
+    """A USB camera that fell back to 640x480, calibrated at 1280x720: its intrinsics would be
+    stretched to fit, so the attempt goes to a judge with the reason, before vision runs."""
+    recorder = RecordingCheck()
+    calibration = CameraCalibration(np.eye(3), np.zeros(5), (1280, 720))
+    judge = VisionJudge({"left": calibration}, check=recorder, draw=False)
+    four_by_three = np.zeros((480, 640, 3), np.uint8)
+    result = judge.judge([Frame("left", 0, 0, four_by_three), _frames(0)[1]], "333")
+    assert result.verdict == "review"
+    assert result.review_because == (
+        "camera left sends 640x480 frames but is calibrated for 1280x720, another aspect "
+        "ratio: set its resolution back or calibrate it again",
+    )
+    assert recorder.calls == []
+    judge.judge(_frames(0), "333")  # 640x360: the same aspect, scaled and judged
+    assert len(recorder.calls) == 1
+
+
 def test_poses_come_from_the_station_config(tmp_path: Path) -> None:
     from judgecam.calibration.station import load_station_config
 
