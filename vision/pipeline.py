@@ -52,6 +52,7 @@ from judgecam.vision.outvoted import outvoted_view
 from judgecam.vision.projected import ProjectedFacelet, project_facelets
 from judgecam.vision.quads import brightness
 from judgecam.vision.resnap import resnapped_views
+from judgecam.vision.rig_agreement import RigView, rig_disagreement
 from judgecam.vision.rig_placed import (
     carried_pose,
     line_of_sight,
@@ -1284,6 +1285,31 @@ def _agrees_with_rig(
     )
 
 
+def _rig_views(
+    views: Sequence[ViewResult],
+    usable: Sequence[ViewEvidence | None],
+    poses: Sequence[NDArray[np.float64] | None],
+) -> list[RigView | None]:
+    """The views `rig_agreement` compares: used, with a rig pose and a fit of their own (a
+    view the rig placed has the other views' pose)."""
+    out: list[RigView | None] = []
+    for view, evidence, pose in zip(views, usable, poses, strict=True):
+        if evidence is None or pose is None or view.rig_placed:
+            out.append(None)
+            continue
+        sizes = [
+            facelet.size_px
+            for facelet, placed in zip(evidence.facelets, evidence.fit.assignment, strict=True)
+            if placed >= 0
+        ]
+        out.append(
+            RigView(view.name, evidence.fit, view.intrinsics, pose, median(sizes))
+            if sizes
+            else None
+        )
+    return out
+
+
 def _largest_piece(puzzle: str) -> int:
     """The most facelets one piece of `puzzle` shows (a cube's corner, a Pyraminx tip: 3)."""
     from judgecam.puzzle.registry import get_puzzle
@@ -1387,6 +1413,16 @@ def _judge(
         usable[odd] = None
         lost_view = True
         fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
+    rig_apart = rig_disagreement(_rig_views(views, usable, poses))
+    if rig_apart is not None and rig_apart[0] is not None:
+        # The other cameras agree on where the puzzle is, and this view's fit does not.
+        odd = rig_apart[0]
+        left_out_as_odd = f"{views[odd].name}: {rig_apart[1]}; view left out"
+        reasons.append(left_out_as_odd)
+        usable[odd] = None
+        lost_view = True
+        rig_apart = None
+        fusion = fuse_views(model, usable, scheme, classify, world_from_camera)
     resnapped = resnapped_views(
         model,
         usable,
@@ -1456,6 +1492,13 @@ def _judge(
             f"the views contradict each other on {contradicted} facelets, more than one piece "
             "has: they may be put together wrong"
         )
+        if final != "review":
+            review_reasons = [reasons[-1]]
+        final = "review"
+    if rig_apart is not None:
+        # Two tight views that the rig says see the puzzle in different places: one of them
+        # placed its stickers a cell off, and which one cannot be told (vision/rig_agreement.py).
+        reasons.append(rig_apart[1])
         if final != "review":
             review_reasons = [reasons[-1]]
         final = "review"
