@@ -182,7 +182,9 @@ def find_puzzles(
         for group in groups
     ]
     regions.sort(key=lambda region: (len(region.patches), region.confidence), reverse=True)
-    if regions and colour_fraction(small) < MIN_COLOUR_FRACTION:
+    # Every few pixels of a copy searched wider than SEARCH_WIDTH: a fraction, as well counted.
+    stride = max(1, -(-small.shape[1] // SEARCH_WIDTH))
+    if regions and colour_fraction(small[::stride, ::stride]) < MIN_COLOUR_FRACTION:
         # Shapes like a puzzle's, but no colours to read them by: a camera in mono mode.
         problems.append("image has no colour (a grey-scale frame: is the camera in mono mode?)")
         return PuzzleSearch((), mean_brightness, tuple(problems))
@@ -194,7 +196,7 @@ def find_puzzles(
 def colour_fraction(image: NDArray[np.uint8]) -> float:
     """Fraction of a BGR image's pixels whose channels differ by more than
     GREY_CHANNEL_SPREAD: about 0 for a grey-scale frame, whatever its brightness."""
-    blue, green, red = cv2.split(image)
+    blue, green, red = cv2.split(np.ascontiguousarray(image))
     spread = cv2.subtract(cv2.max(cv2.max(blue, green), red), cv2.min(cv2.min(blue, green), red))
     return float(np.count_nonzero(np.asarray(spread) > GREY_CHANNEL_SPREAD)) / max(spread.size, 1)
 
