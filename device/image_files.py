@@ -41,7 +41,9 @@ def read_image(path: Path) -> NDArray[np.uint8]:
     problem = truncation(data)
     if problem is not None:
         raise ImageFileError(f"{path} is cut short ({problem}): copy it again")
-    image = cv2.imread(str(path), cv2.IMREAD_COLOR)
+    # Decoded from the bytes already read (the file is read once); like imread, imdecode
+    # turns a JPEG by its EXIF orientation.
+    image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None or image.size == 0:
         raise ImageFileError(f"cannot read {path} as an image")
     return np.asarray(image, dtype=np.uint8)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import cv2
@@ -24,6 +25,21 @@ def test_a_whole_jpeg_reads_as_opencv_reads_it(corpus_dir: Path, tmp_path: Path)
     padded = tmp_path / "padded.jpg"
     padded.write_bytes(_corpus_jpeg(corpus_dir) + b"\x00" * 64)
     assert np.array_equal(read_image(padded), image)
+
+
+def test_a_jpeg_is_turned_by_its_exif_orientation_as_imread_turns_it(tmp_path: Path) -> None:
+    image = np.zeros((40, 80, 3), np.uint8)
+    image[:, :40] = (0, 0, 255)
+    data = cv2.imencode(".jpg", image)[1].tobytes()
+    # A minimal EXIF block: Orientation 6, the camera held a quarter turn clockwise.
+    tiff = b"MM\x00\x2a\x00\x00\x00\x08\x00\x01" + struct.pack(">HHII", 0x0112, 3, 1, 6 << 16)
+    tiff += b"\x00\x00\x00\x00"
+    app1 = b"\xff\xe1" + struct.pack(">H", 8 + len(tiff)) + b"Exif\x00\x00" + tiff
+    path = tmp_path / "turned.jpg"
+    path.write_bytes(data[:2] + app1 + data[2:])
+    read = read_image(path)
+    assert read.shape == (80, 40, 3)
+    assert np.array_equal(read, cv2.imread(str(path), cv2.IMREAD_COLOR))
 
 
 @pytest.mark.parametrize("fraction", [0.1, 0.5, 0.999])
