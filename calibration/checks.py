@@ -16,7 +16,12 @@ from typing import Literal
 
 import numpy as np
 
-from judgecam.calibration.camera import CalibrationError, default_intrinsics, load_intrinsics
+from judgecam.calibration.camera import (
+    CalibrationError,
+    default_intrinsics,
+    load_intrinsics,
+    same_aspect,
+)
 from judgecam.calibration.rig import PUZZLE_SIZE_MM, face_views, invert_rigid
 from judgecam.calibration.scheme import SchemeError, check_scheme, load_scheme
 from judgecam.calibration.station import CameraConfig, StationConfig
@@ -47,7 +52,7 @@ def check_station(config: StationConfig) -> list[Finding]:
                 findings.append(Finding("error", f"{where}: {error}"))
             else:
                 width, height = camera.resolution
-                if width * model.image_size[1] != height * model.image_size[0]:
+                if not same_aspect(model.image_size, (width, height)):
                     findings.append(
                         Finding(
                             "error",

@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from judgecam.calibration.boards import BoardSpec, detect_board
-from judgecam.calibration.camera import CalibrationError, CameraModel
+from judgecam.calibration.camera import CalibrationError, CameraModel, same_aspect
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +97,7 @@ def estimate_rig_pose(spec: BoardSpec, image: NDArray[np.uint8], model: CameraMo
     """
     height, width = image.shape[:2]
     if (width, height) != tuple(model.image_size):
-        if width * model.image_size[1] != height * model.image_size[0]:
+        if not same_aspect(model.image_size, (width, height)):
             raise CalibrationError(
                 f"photo is {width}x{height} but the intrinsics are for "
                 f"{model.image_size[0]}x{model.image_size[1]} (different aspect ratio)"
