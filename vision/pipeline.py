@@ -22,6 +22,7 @@ from judgecam.puzzle.verdict import DNF, PLUS_TWO, Verdict
 from judgecam.vision.bare_cells import bare_decides
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.color_model import LOW_CONFIDENCE_REASON, ColorCluster
+from judgecam.vision.cut_off import extends
 from judgecam.vision.fuse import (
     TIP_PARTS,
     Classifier,
@@ -716,14 +717,17 @@ def _fit_regions(
             second, second_fit = _look_again(frame, close_up)
             if second_fit.found and (not fit.found or not _loose_fit(second_fit, second)):
                 segmentation, fit = second, second_fit
-        grown = (
-            _whole_puzzle_region(region, segmentation, fit, model, intrinsics, image.shape)
-            if fit.found and _loose_fit(fit, segmentation)
-            else None
-        )
+        loose = fit.found and _loose_fit(fit, segmentation) is not None
+        grown = _whole_puzzle_region(region, segmentation, fit, model, intrinsics, image.shape)
         if grown is not None:
+            # The window cut the fitted puzzle off: a tight fit over all of it replaces a loose
+            # one, and a tight one only if it extends it (`cut_off`).
             second, second_fit = _look_again(frame, grown)
-            if second_fit.found and not _loose_fit(second_fit, second):
+            if (
+                second_fit.found
+                and not _loose_fit(second_fit, second)
+                and (loose or extends(model, fit, second_fit))
+            ):
                 segmentation, fit = second, second_fit
         if not fit.found:
             continue
