@@ -17,11 +17,14 @@ and every pair both measure agrees within their stated uncertainties.
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import NDArray
 
 from judgecam.vision.camera import rotation_matrix
-from judgecam.vision.fuse import _map_pair, nearest_symmetry, stated_uncertainty
+from judgecam.vision.fuse import _map_pair, _wrap, nearest_symmetry, stated_uncertainty
 from judgecam.vision.geometry import GeometryFit
 from judgecam.vision.model import PuzzleModel
+
+FloatArray = NDArray[np.float64]
 
 #: The second fit must place at least this many more stickers than the first ...
 MIN_MORE_PLACED = 2
@@ -38,34 +41,34 @@ def extends(model: PuzzleModel, first: GeometryFit, second: GeometryFit) -> bool
         return False
     if int(np.sum(second.assignment >= 0)) < int(np.sum(first.assignment >= 0)) + MIN_MORE_PLACED:
         return False
-    _, turn = nearest_symmetry(model, rotation_matrix(first.rvec), rotation_matrix(second.rvec))
+    relative, turn = nearest_symmetry(
+        model, rotation_matrix(first.rvec), rotation_matrix(second.rvec)
+    )
     if turn > MAX_BODY_TURN_DEG:
         return False
     distance = float(np.linalg.norm(first.tvec))
     if float(np.linalg.norm(second.tvec - first.tvec)) > MAX_CENTRE_SHIFT * distance:
         return False
-    return _pairs_agree(model, first, second)
+    return _pairs_agree(model, first, second, relative)
 
 
-def _pairs_agree(model: PuzzleModel, first: GeometryFit, second: GeometryFit) -> bool:
+def _pairs_agree(
+    model: PuzzleModel, first: GeometryFit, second: GeometryFit, relative: FloatArray
+) -> bool:
     """Whether every pair both fits measure has the same angle within the two stated
-    uncertainties (combined), read in the first fit's frame."""
-    relative, _ = nearest_symmetry(model, rotation_matrix(first.rvec), rotation_matrix(second.rvec))
+    uncertainties (combined), `second`'s read in `first`'s frame (`relative`: the symmetry
+    from the one to the other)."""
     theirs = {}
     for pair in second.pairs:
         parts = model.axis_and_parts(pair.axis, pair.parts)[1]
         theirs[_map_pair(model, relative, pair.axis, parts)] = pair
     for pair in first.pairs:
-        key = (pair.axis, model.axis_and_parts(pair.axis, pair.parts)[1])
-        other = theirs.get(key)
+        axis, parts = model.axis_and_parts(pair.axis, pair.parts)
+        other = theirs.get((pair.axis, parts))
         if other is None:
             continue
-        axis = next(a for a in model.axes if a.name == pair.axis)
-        step = axis.step_deg
-        gap = (other.angle_deg - pair.angle_deg + step / 2) % step - step / 2
-        allowed = float(
-            np.hypot(stated_uncertainty(pair.sigma_deg), stated_uncertainty(other.sigma_deg))
-        )
+        gap = _wrap(other.angle_deg - pair.angle_deg, axis.step_deg)
+        allowed = np.hypot(stated_uncertainty(pair.sigma_deg), stated_uncertainty(other.sigma_deg))
         if abs(gap) > allowed:
             return False
     return True
