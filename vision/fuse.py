@@ -408,10 +408,14 @@ def held_layer_tip_pairs(
     pairs = {(p.axis, p.parts): p for p in spec.pairs()}
     seen = locking_angles(model, fit)
     found = []
-    for axis, angles in zip(model.axes, fit.part_angles, strict=True):
+    for axis, own, elsewhere in zip(
+        model.axes, fit.part_angles, fit.tips_elsewhere or [()] * len(model.axes), strict=True
+    ):
         if tuple(axis.part_names) != TIP_PARTS:
             continue
-        base, layer, tip = angles
+        # A tip only another group of the active axis's parts shows: measured there
+        # (`geometry._tips_on_other_groups`).
+        base, layer, tip = elsewhere or own
         if base is None or layer is not None or tip is None:
             continue
         if not holders(spec, pairs[(axis.name, (0, 1))], seen):

@@ -108,6 +108,9 @@ class GeometryFit:
     #: fraction of its size (NaN where not placed; empty where the fit was not fitted to the
     #: outlines, e.g. placed by the rig's poses). See `loose_placed.py`.
     placement_errors: FloatArray = field(default_factory=lambda: np.zeros(0))
+    #: Per axis: the parts measured on another group of the active axis's parts, for tips
+    #: only that group shows (`_tips_on_other_groups`); () where none.
+    tips_elsewhere: tuple[tuple[PartAngle | None, ...], ...] = ()
 
     def visible_facelets(self) -> NDArray[np.int64]:
         """Model facelet indices seen in this view."""
@@ -1297,11 +1300,13 @@ def fit_geometry(
     rotation = rotation_matrix(rvec)
     part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
     best_others: dict[int, list[PartAngle | None]] | None = None
-    for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
+    chosen: _Reference | None = None
+    candidates = _references(problem, active_axis, part_angles[active_axis], assignment)
+    for candidate in candidates:
         to_beat = None if best_others is None else _measured_well(best_others)
         others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
         if others is not None and (to_beat is None or _measured_well(others) > to_beat):
-            best_others, eligible = others, candidate.eligible
+            best_others, eligible, chosen = others, candidate.eligible, candidate
     assert best_others is not None
     for axis_index, angles in best_others.items():
         part_angles[axis_index] = angles
@@ -1336,13 +1341,24 @@ def fit_geometry(
         np.clip(inlier_fraction, 0, 1) * np.exp(-rms / max(median(problem.sizes) * 0.1, 1e-6))
     )
     problems: tuple[str, ...] = () if found else ("too few facelets match the puzzle's shape",)
+    kept_angles = _angles_on_placed_stickers(model, part_angles, assignment)
+    tips = _tips_on_other_groups(
+        problem,
+        rotation,
+        tvec,
+        active_axis,
+        [candidate for candidate in candidates if candidate is not chosen],
+        kept_angles,
+        assignment,
+    )
     return GeometryFit(
         found=found,
         rvec=rvec,
         tvec=tvec,
         assignment=full_assignment,
         part_angles=tuple(tuple(angles) for angles in part_angles),
-        pairs=_pairs(model, _angles_on_placed_stickers(model, part_angles, assignment)),
+        pairs=_pairs(model, kept_angles) + _tip_pairs(model, tips),
+        tips_elsewhere=tips,
         active_axis=active_axis,
         reprojection_px=rms,
         inlier_fraction=inlier_fraction,
@@ -1476,6 +1492,69 @@ def _angles_on_placed_stickers(
         shown = np.bincount(axis.facelet_part[placed], minlength=len(axis.part_names))
         kept.append([a if a is None or shown[part] else None for part, a in enumerate(angles)])
     return kept
+
+
+def _tips_on_other_groups(
+    problem: _Problem,
+    rotation: FloatArray,
+    translation: FloatArray,
+    active_axis: int,
+    others: Sequence[_Reference],
+    kept_angles: list[list[PartAngle | None]],
+    assignment: NDArray[np.int64],
+) -> tuple[tuple[PartAngle | None, ...], ...]:
+    """Per axis: its parts measured on another group of the active axis's parts than the one
+    the other axes were measured on, where only that group shows its tip; () elsewhere.
+
+    A Pyraminx layer turned out of line splits the puzzle in two: the turned layer with its
+    tip, and the base, which carries the other three tips. The other axes are measured on the
+    group that lets them measure most (`_references`), usually the turned layer, which holds
+    none of their tips. A tip is one piece and turns freely whatever the layers do, so on the
+    base it is measured as on any puzzle: from its own triangle and its layer's (or, the layer
+    held in line by the turned one, its base's) stickers there (`fuse.held_layer_tip_pairs`).
+    Corpus rig3 c0156, a solved Pyraminx with a layer at 55 degrees: every camera measured its
+    three other tips only this way. A part is kept only if a sticker of it is still placed (as
+    `_angles_on_placed_stickers`).
+    """
+    model = problem.model
+    found: list[tuple[PartAngle | None, ...]] = [() for _ in model.axes]
+    wanted = [
+        axis_index
+        for axis_index, (axis, angles) in enumerate(zip(model.axes, kept_angles, strict=True))
+        if axis_index != active_axis
+        and axis.part_names[-1] == "tip"
+        and angles
+        and (angles[-1] is None or angles[-2] is None)
+    ]
+    if not wanted or not others:
+        return tuple(found)
+    for reference in others:
+        measured = _measure_other_axes(problem, rotation, translation, active_axis, reference)
+        assert measured is not None
+        on_placed = _angles_on_placed_stickers(
+            model,
+            [measured.get(axis_index, []) for axis_index in range(len(model.axes))],
+            assignment,
+        )
+        for axis_index in wanted:
+            angles = on_placed[axis_index]
+            if not found[axis_index] and angles[-1] is not None:
+                found[axis_index] = tuple(angles)
+    return tuple(found)
+
+
+def _tip_pairs(
+    model: PuzzleModel, tips: tuple[tuple[PartAngle | None, ...], ...]
+) -> tuple[PairAngle, ...]:
+    """The layer|tip pairs of `_tips_on_other_groups`'s parts, where both are measured."""
+    pairs = _pairs(
+        model,
+        [
+            list(angles) if angles else [None] * len(axis.part_names)
+            for axis, angles in zip(model.axes, tips, strict=True)
+        ],
+    )
+    return tuple(pair for pair in pairs if pair.parts[-1] == "tip")
 
 
 def _trial_fit(
