@@ -655,6 +655,12 @@ def _consistent(
             # same sticker: views put together by their colours may pair a white sticker with
             # a misplaced cell (corpus c0085 in frames twice as large, as `check`: leaving
             # such facelets unseen let a wrong alignment win, and a +2 read DNF).
+            # Three or more views: a majority that agrees, an outlined sticker among them,
+            # outvotes the pale one (rig3 c0106: a green blown out to L 99.8 in one camera,
+            # outlined green in another, sampled green in the third).
+            majority = _agreeing_majority(samples)
+            if majority is not None and any(not s[3] for s in majority):
+                return _consistent(majority, calibrated)
             return None
         # A detected sticker's outline is firmer evidence than a projected cell's inside.
         return _consistent(detected, calibrated)
@@ -665,12 +671,21 @@ def _consistent(
         for s in rest
     ):
         return [saturated]
-    # Three or more views: a strict majority that agrees outvotes the rest (a hand, a reflection
-    # or a misplaced detection spoils one view, not several independent ones at once).
+    majority = _agreeing_majority(samples)
+    return None if majority is None else _consistent(majority, calibrated)
+
+
+def _agreeing_majority(
+    samples: list[tuple[NDArray[np.float64], float, float, bool]],
+) -> list[tuple[NDArray[np.float64], float, float, bool]] | None:
+    """A strict majority of one facelet's samples that agree with each other, or None.
+
+    With three or more views it outvotes the rest: a hand, a reflection or a misplaced
+    detection spoils one view, not several independent ones at once."""
     for sample in samples:
         group = [s for s in samples if not _conflicts([[sample[0], s[0]]])]
         if 2 * len(group) > len(samples) and not _conflicts([[s[0] for s in group]]):
-            return _consistent(group, calibrated)
+            return group
     return None
 
 

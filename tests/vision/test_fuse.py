@@ -273,3 +273,36 @@ def test_a_tip_is_measured_from_its_base_through_a_layer_a_crossing_askew_layer_
     assert ("B", (1, 2)) in {(pair.axis, pair.parts) for pair in fused}
 
     assert held_layer_tip_pairs(model, fit_with(0.5)) == []
+
+
+def test_a_tip_measured_on_the_base_of_a_turned_layer_counts_through_its_held_layer() -> None:
+    """Corpus c0156, cam0: the U layer stands 54.4 degrees askew and the other axes were
+    measured on it; the L tip and L base stickers there are measured on the base instead
+    (`GeometryFit.tips_elsewhere`), and with the L layer held in line the tip's pair is the
+    tip's angle from that base, widened by the play."""
+    from judgecam.puzzle.locking import PLAY_DEG
+
+    model = puzzle_model("pyram")
+
+    def part(angle: float) -> PartAngle:
+        return PartAngle(angle, 0.5, 2)
+
+    angles = (
+        (part(-53.6), part(0.7), part(0.2)),
+        (part(0.3), part(0.1), None),
+        (part(-0.5), None, None),
+        (part(0.0), None, None),
+    )
+    pairs = (
+        PairAngle("U", ("base", "layer"), 54.4, 0.6, 4),
+        PairAngle("U", ("layer", "tip"), -0.5, 0.6, 2),
+        PairAngle("L", ("base", "layer"), -0.2, 0.5, 2),
+    )
+    fit = _pyraminx_fit(angles, pairs)
+    assert held_layer_tip_pairs(model, fit) == []
+    elsewhere = ((), (part(-0.3), None, part(-1.8)), (), ())
+    moved = GeometryFit(**{**fit.__dict__, "tips_elsewhere": elsewhere})
+    ((axis, parts, angle, uncertainty),) = held_layer_tip_pairs(model, moved)
+    assert (axis, parts) == ("L", (1, 2))
+    assert angle == pytest.approx(-1.5)
+    assert PLAY_DEG <= uncertainty <= PLAY_DEG + stated_uncertainty(0.8)

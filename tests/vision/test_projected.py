@@ -417,6 +417,26 @@ def test_fusion_does_not_let_a_pale_outline_overrule_a_projected_colour() -> Non
     assert _consistent([pale, red], calibrated=True) is None
 
 
+def test_a_third_view_outvotes_a_pale_outline() -> None:
+    # rig3 c0106 (a +2): one camera outlined a green sticker blown out to L 99.8, another
+    # outlined it green, the third sampled it green where its fit projects it. The pale outline
+    # against the projected green left the facelet unseen; two views agree, one of them on an
+    # outline: green.
+    blown = _sample((99.8, 0.0, 0.0), 457.0, False)
+    green = _sample((86.8, -74.9, 58.3), 574.0, False)
+    projected_green = _sample((72.4, -59.2, 45.4), 380.0, True)
+    kept = _consistent([blown, green, projected_green], calibrated=True)
+    assert kept is not None and [sample[0][0] for sample in kept] == [86.8, 72.4]
+    # Each two of them read it green too (the blown one gives way either way).
+    for two in ([blown, green], [blown, projected_green], [green, projected_green]):
+        kept = _consistent(two, calibrated=True)
+        assert kept is not None and all(sample[0][1] < -50 for sample in kept)
+    # Without an outline among the agreeing views the pale outline is still not overruled.
+    other_projected = _sample((75.6, -55.8, 41.8), 872.0, True)
+    pale = _sample((89.9, 3.1, 33.8), 1200.0, False)
+    assert _consistent([pale, projected_green, other_projected], calibrated=True) is None
+
+
 def test_fusion_reads_a_glare_washed_sample_as_the_saturated_one() -> None:
     glare = _sample((99.5, -1.0, 2.0), 900.0, False)  # blown out to white
     green = _sample((56.0, -51.0, 36.0), 400.0, False)
