@@ -1503,8 +1503,8 @@ def _tips_on_other_groups(
     kept_angles: list[list[PartAngle | None]],
     assignment: NDArray[np.int64],
 ) -> tuple[tuple[PartAngle | None, ...], ...]:
-    """Per axis: its parts measured on another group of the active axis's parts than the one
-    the other axes were measured on, where only that group shows its tip; () elsewhere.
+    """Per axis whose tip the chosen group did not measure: its parts measured on another
+    group of the active axis's parts, where that group shows the tip; () elsewhere.
 
     A Pyraminx layer turned out of line splits the puzzle in two: the turned layer with its
     tip, and the base, which carries the other three tips. The other axes are measured on the
@@ -1524,7 +1524,7 @@ def _tips_on_other_groups(
         if axis_index != active_axis
         and axis.part_names[-1] == "tip"
         and angles
-        and (angles[-1] is None or angles[-2] is None)
+        and angles[-1] is None
     ]
     if not wanted or not others:
         return tuple(found)
