@@ -1301,10 +1301,12 @@ def fit_geometry(
     part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
     best_others: dict[int, list[PartAngle | None]] | None = None
     chosen: _Reference | None = None
-    candidates = _references(problem, active_axis, part_angles[active_axis], assignment)
-    for candidate in candidates:
+    # Every group's measurement that ran to the end, for `_tips_on_other_groups`.
+    measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]] = []
+    for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
         to_beat = None if best_others is None else _measured_well(best_others)
         others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
+        measured_on.append((candidate, others))
         if others is not None and (to_beat is None or _measured_well(others) > to_beat):
             best_others, eligible, chosen = others, candidate.eligible, candidate
     assert best_others is not None
@@ -1347,7 +1349,7 @@ def fit_geometry(
         rotation,
         tvec,
         active_axis,
-        [candidate for candidate in candidates if candidate is not chosen],
+        [(candidate, others) for candidate, others in measured_on if candidate is not chosen],
         kept_angles,
         assignment,
     )
@@ -1499,7 +1501,7 @@ def _tips_on_other_groups(
     rotation: FloatArray,
     translation: FloatArray,
     active_axis: int,
-    others: Sequence[_Reference],
+    others: Sequence[tuple[_Reference, dict[int, list[PartAngle | None]] | None]],
     kept_angles: list[list[PartAngle | None]],
     assignment: NDArray[np.int64],
 ) -> tuple[tuple[PartAngle | None, ...], ...]:
@@ -1514,7 +1516,8 @@ def _tips_on_other_groups(
     held in line by the turned one, its base's) stickers there (`fuse.held_layer_tip_pairs`).
     Corpus rig3 c0156, a solved Pyraminx with a layer at 55 degrees: every camera measured its
     three other tips only this way. A part is kept only if a sticker of it is still placed (as
-    `_angles_on_placed_stickers`).
+    `_angles_on_placed_stickers`). `others`: each other group with what the search over the
+    groups measured on it (None where it stopped early, see `_measure_other_axes`).
     """
     model = problem.model
     found: list[tuple[PartAngle | None, ...]] = [() for _ in model.axes]
@@ -1528,8 +1531,12 @@ def _tips_on_other_groups(
     ]
     if not wanted or not others:
         return tuple(found)
-    for reference in others:
-        measured = _measure_other_axes(problem, rotation, translation, active_axis, reference)
+    for reference, known in others:
+        measured = (
+            known
+            if known is not None
+            else _measure_other_axes(problem, rotation, translation, active_axis, reference)
+        )
         assert measured is not None
         on_placed = _angles_on_placed_stickers(
             model,
