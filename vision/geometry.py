@@ -62,6 +62,10 @@ MIN_INLIERS = 4
 GRID_STEP_DEG = 5.0
 #: Coarser grid for the quick first look at every axis.
 QUICK_GRID_STEP_DEG = 9.0
+#: A part of at most this many facelets is a Pyraminx tip: one piece that turns freely.
+TIP_FACELETS = 3
+#: A tip turned further than this (degrees) is left out of the body's second fit.
+TIP_OFF_BODY_DEG = 2.0
 
 
 @dataclass(frozen=True, eq=False)
@@ -866,7 +870,9 @@ def _fit_axis(
         expected = int(np.count_nonzero(in_view[_part_facelets(model, axis_index)[part]]))
         # A tiny part (a Pyraminx tip: three facelets, one per face) may show only one; its
         # corners alone fix its angle. Larger parts need two.
-        needed = 1 if len(_part_facelets(model, axis_index)[part]) <= 3 else MIN_PART_FACELETS
+        needed = (
+            1 if len(_part_facelets(model, axis_index)[part]) <= TIP_FACELETS else MIN_PART_FACELETS
+        )
         if matched < needed or matched < MIN_PART_COVERAGE * expected:
             # One facelet is no evidence of a layer's angle (it may be clutter next to it), and
             # a part whose facelets mostly are not where its angle puts them is not measured:
@@ -1293,25 +1299,35 @@ def fit_geometry(
     _, rvec, tvec, active_axis, active_angles, assignment = best
     part_angles: list[list[PartAngle | None]] = [[] for _ in model.axes]
     part_angles[active_axis] = active_angles
-    turned = _turned_corners(problem, part_angles, active_axis)
-    detections = np.nonzero(assignment >= 0)[0]
-    if len(detections) >= MIN_INLIERS:
-        rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
-    rotation = rotation_matrix(rvec)
-    part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
-    best_others: dict[int, list[PartAngle | None]] | None = None
-    chosen: _Reference | None = None
-    # Every group's measurement that ran to the end, for `_tips_on_other_groups`.
-    measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]] = []
-    for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
-        to_beat = None if best_others is None else _measured_well(best_others)
-        others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
-        measured_on.append((candidate, others))
-        if others is not None and (to_beat is None or _measured_well(others) > to_beat):
-            best_others, eligible, chosen = others, candidate.eligible, candidate
-    assert best_others is not None
-    for axis_index, angles in best_others.items():
-        part_angles[axis_index] = angles
+    # Pass 1 fits the body on every placed sticker; a tip of another axis then measured turned
+    # out of line has pulled the body towards it (by about 1/20 of its angle in a Pyraminx
+    # view, so that its angle read short), and pass 2 fits the body again without it.
+    off_body = np.zeros(model.facelet_count, dtype=bool)
+    for _pass in range(2):
+        turned = _turned_corners(problem, part_angles, active_axis)
+        detections = np.nonzero(assignment >= 0)[0]
+        detections = detections[~off_body[assignment[detections]]]
+        if len(detections) >= MIN_INLIERS:
+            rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
+        rotation = rotation_matrix(rvec)
+        part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
+        best_others: dict[int, list[PartAngle | None]] | None = None
+        chosen: _Reference | None = None
+        # Every group's measurement that ran to the end, for `_tips_on_other_groups`.
+        measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]] = []
+        for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
+            to_beat = None if best_others is None else _measured_well(best_others)
+            others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
+            measured_on.append((candidate, others))
+            if others is not None and (to_beat is None or _measured_well(others) > to_beat):
+                best_others, eligible, chosen = others, candidate.eligible, candidate
+        assert best_others is not None
+        for axis_index, angles in best_others.items():
+            part_angles[axis_index] = angles
+        turned_tips = _turned_tips(model, best_others)
+        if _pass or not np.any(turned_tips):
+            break
+        off_body = turned_tips
 
     turned = _turned_corners(problem, part_angles, active_axis)
     # The median, because a few stickers cut by a turned layer's overhang fit badly however good
@@ -1635,6 +1651,22 @@ def _inlier_fraction(
     low, high = SIZE_RATIO_RANGE
     sized = (problem.sizes > low * sticker) & (problem.sizes < high * sticker)
     return float(np.sum(matched) / np.sum(matched | sized | on_puzzle))
+
+
+def _turned_tips(
+    model: PuzzleModel, others: dict[int, list[PartAngle | None]]
+) -> NDArray[np.bool_]:
+    """Per model facelet: whether it is on a tip (of the axes in `others`) measured clearly
+    turned out of line, by more than twice its standard error and TIP_OFF_BODY_DEG."""
+    turned = np.zeros(model.facelet_count, dtype=bool)
+    for axis_index, angles in others.items():
+        tip = angles[-1] if angles else None
+        facelets = _part_facelets(model, axis_index)[-1]
+        if tip is None or len(facelets) > TIP_FACELETS:
+            continue
+        if abs(tip.angle_deg) > max(2.0 * tip.sigma_deg, TIP_OFF_BODY_DEG):
+            turned[facelets] = True
+    return turned
 
 
 def _turned_corners(
