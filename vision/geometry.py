@@ -1324,7 +1324,10 @@ def fit_geometry(
         assert best_others is not None
         for axis_index, angles in best_others.items():
             part_angles[axis_index] = angles
-        turned_tips = _turned_tips(model, best_others)
+        # Any group's: a tip on the base a turned layer leaves pulls the body as well.
+        turned_tips = np.logical_or.reduce(
+            [_turned_tips(model, others) for _, others in measured_on if others is not None]
+        )
         if _pass or not np.any(turned_tips):
             break
         off_body = turned_tips
