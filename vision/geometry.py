@@ -1303,7 +1303,7 @@ def fit_geometry(
     # out of line has pulled the body towards it (by about 1/20 of its angle in a Pyraminx
     # view, so that its angle read short), and pass 2 fits the body again without it.
     off_body = np.zeros(model.facelet_count, dtype=bool)
-    for _pass in range(2):
+    for fit_pass in (1, 2):
         turned = _turned_corners(problem, part_angles, active_axis)
         detections = np.nonzero(assignment >= 0)[0]
         detections = detections[~off_body[assignment[detections]]]
@@ -1328,7 +1328,7 @@ def fit_geometry(
         turned_tips = np.logical_or.reduce(
             [_turned_tips(model, others) for _, others in measured_on if others is not None]
         )
-        if _pass or not np.any(turned_tips):
+        if fit_pass == 2 or not np.any(turned_tips):
             break
         off_body = turned_tips
 
