@@ -26,7 +26,12 @@ from numpy.typing import NDArray
 
 from judgecam.vision.camera import rotation_angle_deg, rotation_matrix
 from judgecam.vision.colorspace import bgr_to_lab, ciede2000
-from judgecam.vision.geometry import GeometryFit, PairAngle
+from judgecam.vision.geometry import (
+    UNCERTAINTY_FLOOR_DEG,
+    GeometryFit,
+    PairAngle,
+    stated_uncertainty,
+)
 from judgecam.vision.model import PuzzleModel, rotation_about
 from judgecam.vision.projected import ProjectedFacelet
 from judgecam.vision.segment import Facelet
@@ -43,11 +48,6 @@ logger = logging.getLogger(__name__)
 #: Stage 4: (samples per facelet, puzzle name, scheme) -> ColorClassification.
 Classifier = Callable[[Sequence[Any], str, Any], "ColorClassification"]
 
-#: Stated uncertainty = COVERAGE_FACTOR x standard error + UNCERTAINTY_FLOOR_DEG. The factor is
-#: above the Gaussian 1.96 because corner residuals within one sticker are correlated and the
-#: model (flat stickers, exact dimensions) is only approximately true.
-COVERAGE_FACTOR = 2.5
-UNCERTAINTY_FLOOR_DEG = 0.5
 #: Views that measure one pair further apart than their stated uncertainties, but by less than
 #: this (degrees, as `projected.MAX_OTHER_AXIS_DEG` calls a layer "in line"), saw the layer in
 #: the same place: their spread widens the pair's uncertainty. Further apart, at least one view
@@ -115,11 +115,6 @@ class Fusion:
     contradicted: int = 0
     #: Per fused facelet, the sample stage 4 classified (`_fused_samples`; empty if not kept).
     samples: tuple[object, ...] = ()
-
-
-def stated_uncertainty(sigma_deg: float) -> float:
-    """The uncertainty reported for an angle with the fit's standard error `sigma_deg`."""
-    return COVERAGE_FACTOR * sigma_deg + UNCERTAINTY_FLOOR_DEG
 
 
 #: Per model facelet of one view: Lab sample (NaN if unseen), pixel weight, Lab spread, and

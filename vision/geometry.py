@@ -68,6 +68,18 @@ TIP_FACELETS = 3
 TIP_OFF_BODY_DEG = 2.0
 
 
+#: Stated uncertainty = COVERAGE_FACTOR x standard error + UNCERTAINTY_FLOOR_DEG. The factor is
+#: above the Gaussian 1.96 because corner residuals within one sticker are correlated and the
+#: model (flat stickers, exact dimensions) is only approximately true.
+COVERAGE_FACTOR = 2.5
+UNCERTAINTY_FLOOR_DEG = 0.5
+
+
+def stated_uncertainty(sigma_deg: float) -> float:
+    """The uncertainty reported for an angle with the fit's standard error `sigma_deg`."""
+    return COVERAGE_FACTOR * sigma_deg + UNCERTAINTY_FLOOR_DEG
+
+
 @dataclass(frozen=True, eq=False)
 class PartAngle:
     """One part's rotation about its axis relative to the body: near (-step/2, step/2], its

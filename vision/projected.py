@@ -33,7 +33,7 @@ from judgecam.vision.camera import Intrinsics, rotation_matrix
 from judgecam.vision.color_faces import luminance
 from judgecam.vision.colors import NEUTRAL_CHROMA
 from judgecam.vision.colorspace import ciede2000
-from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.geometry import GeometryFit, stated_uncertainty
 from judgecam.vision.model import PuzzleModel, rotation_about
 from judgecam.vision.segment import Facelet, lab_samples
 from judgecam.vision.stats import median
@@ -525,7 +525,8 @@ def _unrenderable_facelets(
 ) -> set[int] | None:
     """Facelets a rendering turning only `render_axis` cannot place (a turned or unmeasured free
     tip of another axis), or None if it would not be the puzzle at all (a layer of another axis
-    turned, or unmeasured while nothing locks it in line)."""
+    turned; or unmeasured, or measured too loosely to tell it from in line, while nothing locks
+    it in line)."""
     single = _single_piece_parts(model)
     jammed = _jammed(fit, model, single, render_axis)
     excluded: set[int] = set()
@@ -539,8 +540,13 @@ def _unrenderable_facelets(
                 continue
             if single[axis_index][part]:
                 excluded.update(int(f) for f in np.nonzero(axis.facelet_part == part)[0])
-            elif angle is None and jammed:
-                continue  # locked in line by the active axis's turned layer
+            elif jammed and (
+                angle is None
+                or abs(angle.angle_deg) - stated_uncertainty(angle.sigma_deg) <= MAX_OTHER_AXIS_DEG
+            ):
+                # Locked in line by the active axis's turned layer: unmeasured, or measured on
+                # too few stickers to tell from in line (c0180 at 1.5x: 6.2 +- 15 degrees).
+                continue
             else:
                 return None
     return excluded

@@ -17,7 +17,7 @@ import pytest
 from judgecam.vision.camera import Intrinsics, project, rotation_matrix
 from judgecam.vision.evaluate import intrinsics_from_truth
 from judgecam.vision.fuse import _consistent
-from judgecam.vision.geometry import GeometryFit
+from judgecam.vision.geometry import GeometryFit, PartAngle
 from judgecam.vision.model import puzzle_model
 from judgecam.vision.pipeline import ViewResult, analyse_view
 from judgecam.vision.projected import (
@@ -482,6 +482,30 @@ def test_an_unmeasured_layer_of_another_axis_is_in_line_when_the_active_axis_is_
     # A turned layer of another axis (beyond a few degrees) is not the rendered puzzle.
     crossing = fit_with("333", 1, {(1, 2): 20.0, (0, 0): 15.0})
     assert _unrenderable_facelets(crossing, model, 1) is None
+
+
+def _with_part(fit: GeometryFit, axis: int, part: int, angle: PartAngle) -> GeometryFit:
+    angles = [list(parts) for parts in fit.part_angles]
+    angles[axis][part] = angle
+    return replace(fit, part_angles=tuple(tuple(parts) for parts in angles))
+
+
+def test_a_layer_held_by_the_turned_one_and_measured_loosely_is_rendered_in_line(
+    fit_with: Callable[..., GeometryFit],
+) -> None:
+    """Corpus c0180 at 1.5x: a Pyraminx base measured at 6.2 degrees (standard error 6.0, two
+    stickers) across a layer turned 48 degrees, just past MAX_OTHER_AXIS_DEG. The mechanism
+    holds it in line and the measurement cannot tell it from in line: rendered, as an
+    unmeasured one is. Measured clearly turned, or with nothing holding it, it is not."""
+    model = puzzle_model("pyram")
+    layer = model.axes[0].part_names.index("layer")
+    turned = fit_with("pyram", 0, {(0, layer): 48.0})
+    loose = PartAngle(6.2, 6.0, 2)
+    assert _unrenderable_facelets(_with_part(turned, 2, 0, loose), model, 0) == set()
+    sure = PartAngle(15.0, 0.3, 9)
+    assert _unrenderable_facelets(_with_part(turned, 2, 0, sure), model, 0) is None
+    free = fit_with("pyram", 0, {})
+    assert _unrenderable_facelets(_with_part(free, 2, 0, loose), model, 0) is None
 
 
 def test_a_free_pyraminx_tip_of_another_axis_only_loses_its_own_facelets(
