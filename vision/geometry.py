@@ -1205,6 +1205,85 @@ def _measure_other_axes(
     return measured
 
 
+@dataclass(frozen=True, eq=False)
+class _Measured:
+    """The body pose and every part measured from it (`_measure_all`)."""
+
+    rvec: FloatArray
+    tvec: FloatArray
+    rotation: FloatArray
+    part_angles: list[list[PartAngle | None]]
+    assignment: NDArray[np.int64]  # per detection: the active axis's snapped model facelet
+    eligible: NDArray[np.bool_]  # the chosen group's model facelets
+    chosen: _Reference
+    #: Every group's measurement that ran to the end, for `_tips_on_other_groups`.
+    measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]]
+
+
+def _measure_all(
+    problem: _Problem,
+    rvec: FloatArray,
+    tvec: FloatArray,
+    active_axis: int,
+    active_angles: list[PartAngle | None],
+    assignment: NDArray[np.int64],
+    off_body: NDArray[np.bool_] | None,
+) -> _Measured:
+    """The body fitted (PnP, the active axis's parts at `active_angles`) on the placed
+    detections but those on `off_body` facelets, then the active axis and, on the group of its
+    parts that measures most (`_references`), every other axis."""
+    model = problem.model
+    part_angles: list[list[PartAngle | None]] = [[] for _ in model.axes]
+    part_angles[active_axis] = active_angles
+    turned = _turned_corners(problem, part_angles, active_axis)
+    detections = np.nonzero(assignment >= 0)[0]
+    if off_body is not None:
+        detections = detections[~off_body[assignment[detections]]]
+    if len(detections) >= MIN_INLIERS:
+        rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
+    rotation = rotation_matrix(rvec)
+    part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
+    best_others: dict[int, list[PartAngle | None]] | None = None
+    chosen: _Reference | None = None
+    measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]] = []
+    for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
+        to_beat = None if best_others is None else _measured_well(best_others)
+        others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
+        measured_on.append((candidate, others))
+        if others is not None and (to_beat is None or _measured_well(others) > to_beat):
+            best_others, chosen = others, candidate
+    assert best_others is not None and chosen is not None
+    for axis_index, angles in best_others.items():
+        part_angles[axis_index] = angles
+    return _Measured(
+        rvec, tvec, rotation, part_angles, assignment, chosen.eligible, chosen, measured_on
+    )
+
+
+def _same_active_pairs(model: PuzzleModel, first: _Measured, again: _Measured, active: int) -> bool:
+    """Whether a refit measures every adjacent pair of the active axis that the first fit did,
+    each within the first's stated uncertainty: the refit corrects the body's lean, it must not
+    find another reading of the turned layer."""
+    axis = model.axes[active]
+    for lower, upper in axis.pairs:
+        a, b = first.part_angles[active][lower], first.part_angles[active][upper]
+        c, d = again.part_angles[active][lower], again.part_angles[active][upper]
+        if a is None or b is None:
+            continue
+        if c is None or d is None:
+            return False
+        change = _wrap((d.angle_deg - c.angle_deg) - (b.angle_deg - a.angle_deg), axis.step_deg)
+        if abs(change) > stated_uncertainty(float(np.hypot(a.sigma_deg, b.sigma_deg))):
+            return False
+    return True
+
+
+def _placed_on_body(measured: _Measured, off_body: NDArray[np.bool_]) -> int:
+    """Detections the active axis's fit places on facelets not `off_body`."""
+    placed = measured.assignment[measured.assignment >= 0]
+    return int(np.count_nonzero(~off_body[placed]))
+
+
 def _measured_well(others: dict[int, list[PartAngle | None]]) -> tuple[int, int]:
     """How much a reference group let the other axes measure: adjacent pairs with both parts
     measured, then facelets matched."""
@@ -1309,40 +1388,34 @@ def fit_geometry(
                 best = (key, rvec, tvec, axis_index, angles, axis_assignment)
     assert best is not None
     _, rvec, tvec, active_axis, active_angles, assignment = best
-    part_angles: list[list[PartAngle | None]] = [[] for _ in model.axes]
-    part_angles[active_axis] = active_angles
-    # Pass 1 fits the body on every placed sticker; a tip of another axis then measured turned
+    # The body is fitted on every placed sticker; a tip of another axis then measured turned
     # out of line has pulled the body towards it (by about 1/20 of its angle in a Pyraminx
-    # view, so that its angle read short), and pass 2 fits the body again without it.
-    off_body = np.zeros(model.facelet_count, dtype=bool)
-    for fit_pass in (1, 2):
-        turned = _turned_corners(problem, part_angles, active_axis)
-        detections = np.nonzero(assignment >= 0)[0]
-        detections = detections[~off_body[assignment[detections]]]
-        if len(detections) >= MIN_INLIERS:
-            rvec, tvec = _pnp(problem, detections, assignment[detections], turned, rvec, tvec)
-        rotation = rotation_matrix(rvec)
-        part_angles[active_axis], assignment = _fit_axis(problem, rotation, tvec, active_axis, None)
-        best_others: dict[int, list[PartAngle | None]] | None = None
-        chosen: _Reference | None = None
-        # Every group's measurement that ran to the end, for `_tips_on_other_groups`.
-        measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]] = []
-        for candidate in _references(problem, active_axis, part_angles[active_axis], assignment):
-            to_beat = None if best_others is None else _measured_well(best_others)
-            others = _measure_other_axes(problem, rotation, tvec, active_axis, candidate, to_beat)
-            measured_on.append((candidate, others))
-            if others is not None and (to_beat is None or _measured_well(others) > to_beat):
-                best_others, eligible, chosen = others, candidate.eligible, candidate
-        assert best_others is not None
-        for axis_index, angles in best_others.items():
-            part_angles[axis_index] = angles
-        # Any group's: a tip on the base a turned layer leaves pulls the body as well.
-        turned_tips = np.logical_or.reduce(
-            [_turned_tips(model, others) for _, others in measured_on if others is not None]
+    # view, so that its angle read short), and the body is fitted again without it. The second
+    # fit is kept if it places as many of the other stickers and reads the active axis's pairs
+    # as the first did, within their uncertainty: a tip read turned by mistake (noisy outlines)
+    # must not send the fit astray (corpus c0118 under JPEG 30: the refit read a layer at -56°
+    # as +40°).
+    measured = _measure_all(problem, rvec, tvec, active_axis, active_angles, assignment, None)
+    off_body = np.logical_or.reduce(
+        [_turned_tips(model, others) for _, others in measured.measured_on if others is not None]
+    )
+    if np.any(off_body):
+        again = _measure_all(
+            problem,
+            measured.rvec,
+            measured.tvec,
+            active_axis,
+            measured.part_angles[active_axis],
+            measured.assignment,
+            off_body,
         )
-        if fit_pass == 2 or not np.any(turned_tips):
-            break
-        off_body = turned_tips
+        if _placed_on_body(again, off_body) >= _placed_on_body(
+            measured, off_body
+        ) and _same_active_pairs(model, measured, again, active_axis):
+            measured = again
+    rvec, tvec, rotation = measured.rvec, measured.tvec, measured.rotation
+    part_angles, assignment = measured.part_angles, measured.assignment
+    eligible, chosen, measured_on = measured.eligible, measured.chosen, measured.measured_on
 
     turned = _turned_corners(problem, part_angles, active_axis)
     # The median, because a few stickers cut by a turned layer's overhang fit badly however good

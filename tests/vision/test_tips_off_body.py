@@ -72,3 +72,31 @@ def test_a_cube_never_has_tips_left_out() -> None:
         for axis in range(1, len(model.axes))
     }
     assert not np.any(geometry._turned_tips(model, others))
+
+
+def _c0118_under_jpeg30_error(corpus: Path) -> float:
+    """The turned layer's pair error in c0118's one view (a +2, its layer at -56.3 degrees)
+    after JPEG quality 30, which makes a tip in line look turned to the first fit."""
+    from judgecam.vision.perturb import perturbed
+
+    truth = json.loads((corpus / "c0118.json").read_text(encoding="utf-8"))
+    view = truth["views"][0]
+    image = perturbed(
+        cv2.imread(str(corpus / view["image"]), cv2.IMREAD_COLOR), "jpeg30", view["image"]
+    )
+    model = puzzle_model("pyram")
+    result = analyse_view(image, model, intrinsics_from_truth(view), view["image"])
+    score = evaluate_view(result, view, truth, model)
+    assert result.fit is not None and score.angle_errors
+    return max(abs(error) for error in score.angle_errors)
+
+
+def test_a_refit_that_reads_the_turned_layer_otherwise_is_not_kept(corpus_dir: Path) -> None:
+    assert _c0118_under_jpeg30_error(corpus_dir) < 2.0
+
+
+def test_without_the_check_the_refit_misreads_the_layer(
+    corpus_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(geometry, "_same_active_pairs", lambda *args: True)
+    assert _c0118_under_jpeg30_error(corpus_dir) > 10.0
