@@ -62,8 +62,6 @@ MIN_INLIERS = 4
 GRID_STEP_DEG = 5.0
 #: Coarser grid for the quick first look at every axis.
 QUICK_GRID_STEP_DEG = 9.0
-#: A part of at most this many facelets is a Pyraminx tip: one piece that turns freely.
-TIP_FACELETS = 3
 #: A tip turned further than this (degrees) is left out of the body's second fit.
 TIP_OFF_BODY_DEG = 2.0
 
@@ -882,9 +880,7 @@ def _fit_axis(
         expected = int(np.count_nonzero(in_view[_part_facelets(model, axis_index)[part]]))
         # A tiny part (a Pyraminx tip: three facelets, one per face) may show only one; its
         # corners alone fix its angle. Larger parts need two.
-        needed = (
-            1 if len(_part_facelets(model, axis_index)[part]) <= TIP_FACELETS else MIN_PART_FACELETS
-        )
+        needed = 1 if len(_part_facelets(model, axis_index)[part]) <= 3 else MIN_PART_FACELETS
         if matched < needed or matched < MIN_PART_COVERAGE * expected:
             # One facelet is no evidence of a layer's angle (it may be clutter next to it), and
             # a part whose facelets mostly are not where its angle puts them is not measured:
@@ -1214,8 +1210,7 @@ class _Measured:
     rotation: FloatArray
     part_angles: list[list[PartAngle | None]]
     assignment: NDArray[np.int64]  # per detection: the active axis's snapped model facelet
-    eligible: NDArray[np.bool_]  # the chosen group's model facelets
-    chosen: _Reference
+    chosen: _Reference  # the group the other axes were measured on
     #: Every group's measurement that ran to the end, for `_tips_on_other_groups`.
     measured_on: list[tuple[_Reference, dict[int, list[PartAngle | None]] | None]]
 
@@ -1255,9 +1250,7 @@ def _measure_all(
     assert best_others is not None and chosen is not None
     for axis_index, angles in best_others.items():
         part_angles[axis_index] = angles
-    return _Measured(
-        rvec, tvec, rotation, part_angles, assignment, chosen.eligible, chosen, measured_on
-    )
+    return _Measured(rvec, tvec, rotation, part_angles, assignment, chosen, measured_on)
 
 
 def _same_active_pairs(model: PuzzleModel, first: _Measured, again: _Measured, active: int) -> bool:
@@ -1415,7 +1408,8 @@ def fit_geometry(
             measured = again
     rvec, tvec, rotation = measured.rvec, measured.tvec, measured.rotation
     part_angles, assignment = measured.part_angles, measured.assignment
-    eligible, chosen, measured_on = measured.eligible, measured.chosen, measured.measured_on
+    chosen, measured_on = measured.chosen, measured.measured_on
+    eligible = chosen.eligible
 
     turned = _turned_corners(problem, part_angles, active_axis)
     # The median, because a few stickers cut by a turned layer's overhang fit badly however good
@@ -1749,11 +1743,10 @@ def _turned_tips(
     turned = np.zeros(model.facelet_count, dtype=bool)
     for axis_index, angles in others.items():
         tip = angles[-1] if angles else None
-        facelets = _part_facelets(model, axis_index)[-1]
-        if tip is None or len(facelets) > TIP_FACELETS:
+        if tip is None or model.axes[axis_index].part_names[-1] != "tip":
             continue
         if abs(tip.angle_deg) > max(2.0 * tip.sigma_deg, TIP_OFF_BODY_DEG):
-            turned[facelets] = True
+            turned[_part_facelets(model, axis_index)[-1]] = True
     return turned
 
 

@@ -114,9 +114,7 @@ def test_a_refit_reading_the_turned_layer_otherwise_is_told_apart() -> None:
         ]
         empty = np.zeros(0, np.int64)
         group = geometry._Reference(0.0, empty, np.zeros(0, bool))
-        return geometry._Measured(
-            np.zeros(3), np.zeros(3), np.eye(3), parts, empty, group.eligible, group, []
-        )
+        return geometry._Measured(np.zeros(3), np.zeros(3), np.eye(3), parts, empty, group, [])
 
     first = measured(54.3, -1.5, 1.1)
     assert not geometry._same_active_pairs(model, first, measured(-44.6, -4.3, 5.8), 0)
